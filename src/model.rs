@@ -1,0 +1,153 @@
+//! Plain data shared by every module: tools, descriptors, mentions, scores.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a link in a constellation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provenance {
+    /// Written by an ontologist (Turtle seeds) or declared in a manifest.
+    Curated,
+    /// Derived by the constellation builder from names and descriptions.
+    Extracted,
+}
+
+/// One parameter of a tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ty: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A tool as an importer sees it, before it is linked to the ontology.
+///
+/// Every importer (MCP `tools/list`, OpenAPI, JSONL, Turtle) produces these;
+/// the constellation builder turns them into graph links.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolDescriptor {
+    /// Unique id in the catalog (the dataset id, or the name).
+    pub id: String,
+    /// Callable name (`airline_seat_reserve`, `Movies_1_FindMovies`).
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub params: Vec<Param>,
+    /// `Some(true)` for GET operations and `readOnlyHint: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// OpenAPI tags, MCP server name, dataset field: become domain links.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Ids/names of tools this one depends on.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// Integrations it needs (stripe, resend).
+    #[serde(default)]
+    pub integrations: Vec<String>,
+    /// Where it came from: `file.json#/tools/3`, `spec.yaml#/paths/~1pets/get`.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// A link from a tool to an ontology node, with where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub iri: String,
+    pub label: String,
+    pub provenance: Provenance,
+    /// 1.0 for curated links; extracted links carry the extractor's weight.
+    pub weight: f32,
+}
+
+/// What kind of span the extractor recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MentionKind {
+    /// A verb label or synonym ("book", "make a reservation").
+    Verb,
+    /// An entity class label or synonym ("flight", "restaurant").
+    Entity,
+    /// A named instance: brand, provider ("Southwest" -> Airline).
+    Brand,
+    /// A capitalised name not in the ontology ("Denver"), kept as a place/name candidate.
+    ProperNoun,
+    FlightNumber,
+    Time,
+    Date,
+    Duration,
+    Money,
+    Currency,
+    Quantity,
+    Email,
+    Url,
+    Phone,
+    Quoted,
+}
+
+/// An ontology node a mention resolves to, with a weight in (0, 1].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resolved {
+    pub iri: String,
+    pub weight: f32,
+}
+
+/// A recognised span of the request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mention {
+    /// Byte offsets into the input, `text[start..end] == surface`.
+    pub start: usize,
+    pub end: usize,
+    pub kind: MentionKind,
+    pub surface: String,
+    /// Normalised value: lemma for terms, `20:00` for times, `USD 300` for money,
+    /// `2026-12-01` or `tomorrow` for dates, `175` for flight numbers.
+    pub value: String,
+    /// Ontology nodes this mention is evidence for (possibly several).
+    pub iris: Vec<Resolved>,
+}
+
+/// A tool in the catalog snapshot, with its constellation flattened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub iri: String,
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub params: Vec<Param>,
+    pub verbs: Vec<Link>,
+    pub entities: Vec<Link>,
+    pub domains: Vec<Link>,
+    pub categories: Vec<Link>,
+    pub integrations: Vec<String>,
+    pub channels: Vec<String>,
+    pub read_only: bool,
+    pub universal: bool,
+    /// Names of the tools it depends on.
+    pub depends_on: Vec<String>,
+}
+
+/// A seed-constraint violation found by a `queries/validate/*.rq` query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// The rule: the query's file stem (`tool_without_verb`).
+    pub rule: String,
+    /// The offending node.
+    pub subject: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} [{}]", self.subject, self.message, self.rule)
+    }
+}
