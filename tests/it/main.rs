@@ -1,1 +1,2 @@
 //! Integration tests: one binary, one module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
