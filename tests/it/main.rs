@@ -1,2 +1,6 @@
 //! Integration tests: one binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+mod store;
+mod rank;
+mod cli;

@@ -1,0 +1,208 @@
+//! An immutable snapshot of everything ranking needs: tools, lexicon,
+//! lexical and vector indexes, ontology facts. Built after every change and
+//! swapped in whole, so readers never see a half-updated catalog.
+
+use crate::embed::VectorIndex;
+use crate::extract::{Extractor, LexEntry, Lexicon};
+use crate::graph::OntologyFacts;
+use crate::lexical::{Bm25, NameIndex, tokenize};
+use crate::model::Tool;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    pub tools: Vec<Tool>,
+    pub by_iri: HashMap<String, usize>,
+    /// Lower-cased name and id -> tool indexes.
+    pub by_name: HashMap<String, Vec<usize>>,
+    pub extractor: Extractor,
+    pub bm25: Bm25,
+    pub names: NameIndex,
+    /// Vector row of each tool (same order as `tools`), when embeddings are on.
+    pub vectors: Option<VectorIndex>,
+    pub vector_row: Vec<Option<usize>>,
+    /// Number of tools acting on each entity node (for IDF).
+    pub entity_df: HashMap<String, usize>,
+    pub broader: HashMap<String, Vec<String>>,
+    pub labels: HashMap<String, String>,
+}
+
+/// The text BM25 indexes for a tool: name (split), description, parameters.
+pub(crate) fn lexical_text(tool: &Tool) -> String {
+    let mut text = String::with_capacity(tool.description.len() + 64);
+    text.push_str(&tokenize(&tool.name).join(" "));
+    text.push(' ');
+    text.push_str(&tool.description);
+    for p in &tool.params {
+        text.push(' ');
+        text.push_str(&tokenize(&p.name).join(" "));
+    }
+    text
+}
+
+impl Catalog {
+    pub fn build(
+        tools: Vec<Tool>,
+        lexicon: Vec<LexEntry>,
+        facts: OntologyFacts,
+        vectors: Option<VectorIndex>,
+    ) -> Self {
+        let mut by_iri = HashMap::new();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut entity_df: HashMap<String, usize> = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            by_iri.insert(t.iri.clone(), i);
+            by_name.entry(t.name.to_lowercase()).or_default().push(i);
+            if t.id != t.name {
+                by_name.entry(t.id.to_lowercase()).or_default().push(i);
+            }
+            let mut seen = HashSet::new();
+            for e in &t.entities {
+                if seen.insert(e.iri.as_str()) {
+                    *entity_df.entry(e.iri.clone()).or_default() += 1;
+                }
+            }
+        }
+        let docs: Vec<String> = tools.iter().map(lexical_text).collect();
+        let bm25 = Bm25::new(&docs);
+        let names = NameIndex::new(tools.iter().map(|t| t.name.as_str()));
+        let vector_row = match &vectors {
+            Some(index) => {
+                let rows: HashMap<&str, usize> = index
+                    .ids()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| (id.as_str(), i))
+                    .collect();
+                tools.iter().map(|t| rows.get(t.iri.as_str()).copied()).collect()
+            }
+            None => vec![None; tools.len()],
+        };
+        let mut broader: HashMap<String, Vec<String>> = HashMap::new();
+        for (a, b) in facts.broader {
+            broader.entry(a).or_default().push(b);
+        }
+        let labels = facts.labels.into_iter().collect();
+        Self {
+            tools,
+            by_iri,
+            by_name,
+            extractor: Extractor::new(Lexicon::new(lexicon)),
+            bm25,
+            names,
+            vectors,
+            vector_row,
+            entity_df,
+            broader,
+            labels,
+        }
+    }
+
+    /// Finds a tool by name, id or IRI (case-insensitive for names).
+    pub fn find(&self, key: &str) -> Option<usize> {
+        if let Some(&i) = self.by_iri.get(key) {
+            return Some(i);
+        }
+        self.by_name
+            .get(&key.to_lowercase())
+            .and_then(|v| v.first().copied())
+    }
+
+    /// Inverse document frequency of an entity node over tools, in [0, 1].
+    pub fn idf(&self, iri: &str) -> f32 {
+        let n = self.tools.len().max(1) as f32;
+        let df = self.entity_df.get(iri).copied().unwrap_or(0) as f32;
+        ((1.0 + n / (df + 1.0)).ln() / (1.0 + n).ln()).clamp(0.05, 1.0)
+    }
+
+    /// The preferred label of a node, or its local name.
+    pub fn label(&self, iri: &str) -> String {
+        self.labels.get(iri).cloned().unwrap_or_else(|| {
+            iri.rsplit(['/', '#'])
+                .next()
+                .unwrap_or(iri)
+                .replace('_', " ")
+        })
+    }
+
+    /// `iri` and its skos:broader / instanceOf ancestors up to `depth` hops.
+    pub fn ancestors(&self, iri: &str, depth: usize) -> Vec<(String, usize)> {
+        let mut out = vec![(iri.to_string(), 0)];
+        let mut frontier = vec![iri.to_string()];
+        let mut seen: HashSet<String> = HashSet::from([iri.to_string()]);
+        for hop in 1..=depth {
+            let mut next = Vec::new();
+            for node in &frontier {
+                for parent in self.broader.get(node).into_iter().flatten() {
+                    if seen.insert(parent.clone()) {
+                        out.push((parent.clone(), hop));
+                        next.push(parent.clone());
+                    }
+                }
+            }
+            frontier = next;
+        }
+        out
+    }
+}
+
+impl Catalog {
+    /// Tools to run before `idx`, dependencies first (post-order over
+    /// `dependsOn`, cycle-safe: each tool is visited once).
+    pub fn prerequisites(&self, idx: usize) -> Vec<String> {
+        use petgraph::graphmap::DiGraphMap;
+        use petgraph::visit::DfsPostOrder;
+        let mut graph: DiGraphMap<usize, ()> = DiGraphMap::new();
+        for (i, t) in self.tools.iter().enumerate() {
+            graph.add_node(i);
+            for dep in &t.depends_on {
+                if let Some(j) = self.find(dep) {
+                    graph.add_edge(i, j, ());
+                }
+            }
+        }
+        let mut dfs = DfsPostOrder::new(&graph, idx);
+        let mut out = Vec::new();
+        while let Some(n) = dfs.next(&graph) {
+            if n != idx {
+                if let Some(t) = self.tools.get(n) {
+                    out.push(t.name.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Renders tools for an LLM prompt within a token budget (about 4
+    /// characters a token): name, category, description, parameters.
+    pub fn render_prompt(&self, idxs: &[usize], budget_tokens: usize) -> String {
+        let budget = budget_tokens.saturating_mul(4);
+        let mut out = String::new();
+        for &i in idxs {
+            let Some(t) = self.tools.get(i) else { continue };
+            let mut block = format!("- {}", t.name);
+            if let Some(c) = t.categories.first().or(t.domains.first()) {
+                block.push_str(&format!(" [{}]", c.label));
+            }
+            block.push_str(&format!(": {}\n", t.description.trim()));
+            for p in &t.params {
+                block.push_str(&format!(
+                    "  - {}{}{}{}\n",
+                    p.name,
+                    p.ty.as_ref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                    if p.required { " required" } else { "" },
+                    if p.description.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", p.description)
+                    }
+                ));
+            }
+            if out.len() + block.len() > budget {
+                break;
+            }
+            out.push_str(&block);
+        }
+        out
+    }
+}

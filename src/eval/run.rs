@@ -1,0 +1,137 @@
+//! Runs the engine over a dataset: builds a fresh in-memory engine from the
+//! tool file (through the JSONL importer and the constellation builder),
+//! embeds the queries in batches once, and evaluates every requested mode.
+
+use super::{EvalOptions, EvalQuery, Ranked, Report, evaluate};
+use crate::engine::{Embeddings, Engine, EngineOptions, SearchRequest};
+use crate::import::Format;
+use crate::rank::Mode;
+use crate::{Error, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Where the ranking happens for each query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// Rank the whole catalog.
+    Global,
+    /// Rank only each query's `candidates` (queries without them are skipped).
+    Candidates,
+}
+
+impl Setting {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Setting::Global => "global",
+            Setting::Candidates => "candidates",
+        }
+    }
+}
+
+/// One evaluation run over one tool catalog.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Name in reports (`metatool`, `metatool/reliability`).
+    pub dataset: String,
+    pub tools: PathBuf,
+    pub queries: Vec<EvalQuery>,
+    pub modes: Vec<Mode>,
+    pub setting: Setting,
+    pub options: EvalOptions,
+    pub embeddings: Embeddings,
+    pub progress: bool,
+    pub rank: Option<crate::rank::RankConfig>,
+}
+
+/// A dataset's display name from its tools file (`benches/datasets/metatool/tools.jsonl` -> `metatool`).
+pub fn dataset_name(tools: &Path) -> String {
+    tools
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| tools.display().to_string())
+}
+
+/// Builds the engine for a tool file (no seed constraints: benchmark
+/// catalogs such as BFCL's hold same-name variants by design).
+pub fn engine_for(tools: &Path, embeddings: Embeddings, progress: bool) -> Result<Engine> {
+    let mut opts = EngineOptions::memory(embeddings);
+    opts.progress = progress;
+    opts.strict = false;
+    let engine = Engine::open(opts)?;
+    let ontology = Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology");
+    engine.load_paths(&[ontology], Some(Format::Turtle))?;
+    engine.load_paths(&[tools.to_path_buf()], Some(Format::Jsonl))?;
+    Ok(engine)
+}
+
+/// The request text for a query: the query plus its system context.
+fn request_text(q: &EvalQuery) -> String {
+    match &q.context {
+        Some(c) if !c.trim().is_empty() => format!("{}\n{}", q.query, c),
+        _ => q.query.clone(),
+    }
+}
+
+/// Runs every mode of a spec on a ready engine.
+pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
+    let queries: Vec<&EvalQuery> = spec
+        .queries
+        .iter()
+        .filter(|q| spec.setting == Setting::Global || q.candidates.is_some())
+        .collect();
+    let queries: Vec<EvalQuery> = queries.into_iter().cloned().collect();
+    if queries.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{}: no queries for the {} setting",
+            spec.dataset,
+            spec.setting.as_str()
+        )));
+    }
+    let needs_dense = spec.modes.iter().any(|m| matches!(m, Mode::Joint | Mode::Dense));
+    let vectors: HashMap<String, Vec<f32>> = if needs_dense {
+        let texts: Vec<String> = queries.iter().map(request_text).collect();
+        match engine.embed_queries(&texts)? {
+            Some(vs) => queries.iter().map(|q| q.id.clone()).zip(vs).collect(),
+            None => HashMap::new(),
+        }
+    } else {
+        HashMap::new()
+    };
+    let mut reports = Vec::new();
+    for &mode in &spec.modes {
+        let run = |q: &EvalQuery| -> Ranked {
+            let req = SearchRequest {
+                text: request_text(q),
+                mode,
+                limit: spec.options.k_max.max(10),
+                candidates: match spec.setting {
+                    Setting::Candidates => q.candidates.clone(),
+                    Setting::Global => None,
+                },
+                query_vector: vectors.get(&q.id).cloned(),
+                ..SearchRequest::default()
+            };
+            match engine.search(&req) {
+                Ok(r) => Ranked {
+                    ids: r.matches.into_iter().map(|m| m.id).collect(),
+                    abstain: r.abstain,
+                },
+                Err(_) => Ranked {
+                    ids: Vec::new(),
+                    abstain: true,
+                },
+            }
+        };
+        reports.push(evaluate(
+            &spec.dataset,
+            &mode.to_string(),
+            spec.setting.as_str(),
+            &queries,
+            &spec.options,
+            &run,
+            spec.progress,
+        ));
+    }
+    Ok(reports)
+}

@@ -1,0 +1,132 @@
+//! The graph store: tools as entity constellations, behind one trait.
+//!
+//! The trait speaks domain terms (load, tools, candidates, constellation,
+//! validate), never query strings: the oxigraph backend runs the SPARQL in
+//! `queries/`, a Neo4j backend will run Cypher behind the same trait.
+
+mod oxigraph;
+
+pub use self::oxigraph::OxigraphStore;
+
+use crate::{Result, Tool, Violation};
+use serde::{Deserialize, Serialize};
+
+/// One unit of loading: a named source whose graphs are replaced as a whole.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Stable name (the file path as given); reloading the same name replaces it.
+    pub name: String,
+    pub data: SourceData,
+}
+
+#[derive(Debug, Clone)]
+pub enum SourceData {
+    /// Curated Turtle (ontology, seeds).
+    Turtle(String),
+    /// Constellations built from a manifest (MCP, OpenAPI, JSONL).
+    Constellations(Vec<crate::Constellation>),
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LoadReport {
+    pub sources: usize,
+    pub quads_before: usize,
+    pub quads_after: usize,
+    pub tools: usize,
+}
+
+/// A label entry for the extractor's lexicon.
+pub use crate::extract::LexEntry;
+
+/// How a request node reached a tool in the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    /// The tool performs the requested verb.
+    Verb,
+    /// The tool performs a narrower verb than the requested one (or broader).
+    VerbBroader,
+    /// The tool's primary object is the requested entity.
+    Primary,
+    /// The tool acts on the requested entity.
+    ActsOn,
+    /// The tool acts on a narrower/broader class, `hops` away via skos:broader.
+    ActsOnBroader,
+    /// The tool's text mentions the entity (weak, extracted).
+    Mentions,
+    /// A parameter of the tool takes the entity.
+    Parameter,
+    /// The tool acts on a sibling of the requested class and not on the class
+    /// itself: negative evidence (Restaurant requested, Airline tool).
+    Sibling,
+}
+
+/// One graph path from a request node to a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GraphHit {
+    pub tool: String,
+    /// The request node (verb or entity IRI).
+    pub node: String,
+    /// The tool-side node that matched (equal to `node` for direct matches).
+    pub via: String,
+    pub relation: Relation,
+    pub hops: u8,
+    pub extracted: bool,
+}
+
+/// Tabular result of a read-only SPARQL query.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SparqlOutput {
+    Solutions {
+        vars: Vec<String>,
+        rows: Vec<Vec<Option<String>>>,
+    },
+    Boolean(bool),
+    /// CONSTRUCT/DESCRIBE results as N-Triples lines.
+    Graph(Vec<String>),
+}
+
+/// The ontology context the ranker needs beside the tools.
+#[derive(Debug, Clone, Default)]
+pub struct OntologyFacts {
+    /// Entity/verb IRI -> its skos:broader parents.
+    pub broader: Vec<(String, String)>,
+    /// Pairs of sibling classes (both directions present).
+    pub siblings: Vec<(String, String)>,
+    /// Node IRI -> preferred label.
+    pub labels: Vec<(String, String)>,
+}
+
+/// The store behind the engine. Implementations are `Send + Sync` and
+/// every method is one consistent read or one transaction.
+pub trait GraphStore: Send + Sync + std::fmt::Debug {
+    /// Replaces the given sources in one transaction. When any source fails to
+    /// parse or the result violates a seed constraint, nothing changes.
+    fn load(&self, sources: &[Source]) -> Result<LoadReport>;
+    /// Like [`GraphStore::load`] without the seed constraints (benchmark
+    /// catalogs, `validate`, which reports violations instead).
+    fn load_unchecked(&self, sources: &[Source]) -> Result<LoadReport>;
+    /// Removes sources (their curated and extracted graphs) in one transaction.
+    fn unload(&self, names: &[String]) -> Result<LoadReport>;
+    /// Number of quads.
+    fn len(&self) -> Result<usize>;
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+    /// Every tool with its constellation flattened.
+    fn tools(&self) -> Result<Vec<Tool>>;
+    /// Labels of verbs, entities and instances.
+    fn lexicon(&self) -> Result<Vec<LexEntry>>;
+    /// Hierarchy, siblings and labels of ontology nodes.
+    fn ontology(&self) -> Result<OntologyFacts>;
+    /// Graph paths from request nodes (verbs, entities, instances) to tools.
+    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>>;
+    /// The constellation of one tool (by name or IRI) as N-Triples lines.
+    fn constellation(&self, tool_iri: &str) -> Result<Vec<String>>;
+    /// Runs every seed constraint; empty when the graph is valid.
+    fn validate(&self) -> Result<Vec<Violation>>;
+    /// A read-only SPARQL query from a user. Updates are refused.
+    fn sparql(&self, query: &str) -> Result<SparqlOutput>;
+}
