@@ -219,3 +219,120 @@ fn every_dataset_ships_license_and_readme() {
         assert!(qs.iter().all(|q| !q.gold.is_empty()), "{name}");
     }
 }
+
+/// The abstention path end to end on MetaTool's awareness split (520
+/// queries that need a tool, 520 that need none) and the reliability split
+/// (gold never among the candidates), plus Markdown, plot and gate on the
+/// resulting reports.
+#[test]
+fn harness_abstention_markdown_plot_and_gate() {
+    let dir = dataset_dir("metatool");
+    let tools = load_tools(&dir);
+    let docs: Vec<String> = tools
+        .iter()
+        .map(|t| format!("{} {}", t.name, t.description))
+        .collect();
+    let bm = Bm25::new(&docs);
+    let aware = load_queries(&dir.join("queries_awareness.jsonl")).unwrap();
+    let opts = EvalOptions::default();
+    // abstain when the best BM25 score is weak
+    let threshold = |q: &EvalQuery| {
+        let hits = bm.top_k(&q.query, 10, None);
+        let best = hits.first().map_or(0.0, |h| h.1);
+        Ranked {
+            ids: hits.iter().map(|(d, _)| tools[*d].id.clone()).collect(),
+            abstain: best < 8.0,
+        }
+    };
+    let never = |q: &EvalQuery| Ranked {
+        abstain: false,
+        ..threshold(q)
+    };
+    let always = |q: &EvalQuery| Ranked {
+        abstain: true,
+        ..threshold(q)
+    };
+    let t = evaluate(
+        "metatool-awareness",
+        "bm25-t8",
+        "global",
+        &aware,
+        &opts,
+        &threshold,
+        false,
+    );
+    let n = evaluate(
+        "metatool-awareness",
+        "bm25",
+        "global",
+        &aware,
+        &opts,
+        &never,
+        false,
+    );
+    let a = evaluate(
+        "metatool-awareness",
+        "abstain",
+        "global",
+        &aware,
+        &opts,
+        &always,
+        false,
+    );
+    assert_eq!((t.overall.n, t.overall.n_empty_gold), (1040, 520));
+    assert_eq!(
+        (n.overall.abstain_rate, n.overall.coverage),
+        (Some(0.0), Some(1.0))
+    );
+    assert_eq!(
+        (a.overall.abstain_rate, a.overall.coverage),
+        (Some(1.0), Some(0.0))
+    );
+    let (rate, cov) = (t.overall.abstain_rate.unwrap(), t.overall.coverage.unwrap());
+    assert!(
+        rate > 0.0 && rate < 1.0 && cov > 0.0 && cov < 1.0,
+        "{rate} {cov}"
+    );
+    // ranking metrics ignore the abstain flag and the empty-gold half
+    assert_eq!(t.overall.top1, n.overall.top1);
+    // the "negative" tag has only empty gold: no coverage, abstain only
+    let neg = &t.per_tag["negative"];
+    assert_eq!((neg.n_empty_gold, neg.coverage), (520, None));
+    assert_eq!(neg.abstain_rate, t.overall.abstain_rate);
+    assert_eq!(t.per_tag["positive"].abstain_rate, None);
+
+    let rel = load_queries(&dir.join("queries_reliability.jsonl")).unwrap();
+    let r = evaluate(
+        "metatool-reliability",
+        "bm25-t8",
+        "global",
+        &rel,
+        &opts,
+        &threshold,
+        false,
+    );
+    assert_eq!((r.overall.n, r.overall.n_empty_gold), (995, 995));
+    assert!(r.overall.abstain_rate.is_some() && r.overall.coverage.is_none());
+
+    let reports = vec![t.clone(), n, a, r];
+    let md = toolgraph::to_markdown(&reports);
+    println!("{md}");
+    assert!(
+        md.contains("| metatool-awareness | global | bm25-t8 | 1040 |"),
+        "{md}"
+    );
+    assert!(md.contains("Abstain") && md.contains("Coverage"));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let svg = tmp.path().join("top1.svg");
+    toolgraph::plot_svg(&reports, "top1", &svg).unwrap();
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("bm25-t8"));
+
+    // the gate: identical runs pass; a worse abstainer is flagged
+    assert!(toolgraph::compare_to_baseline(&reports, &reports, 0.02).is_empty());
+    let mut worse = t;
+    worse.overall.abstain_rate = Some(rate - 0.05);
+    let regs = toolgraph::compare_to_baseline(&[worse], &reports[..1], 0.02);
+    assert_eq!(regs.len(), 1, "{regs:?}");
+    assert_eq!(regs[0].metric, "abstain_rate");
+}
