@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::Report;
 use crate::error::Error;
@@ -62,7 +63,7 @@ pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::Result<
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(48)
-        .build_cartesian_2d(0f64..groups.len() as f64, 0f64..y_max * 1.1)
+        .build_cartesian_2d(0f64..groups.len() as f64, 0f64..y_max * 1.25)
         .map_err(|e| err(&e))?;
     let group_label = |x: &f64| {
         let i = x.floor();
@@ -100,14 +101,16 @@ pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::Result<
             .draw_series(bars.iter().map(|&(x, v)| {
                 Text::new(
                     format!("{v:.3}"),
-                    (x, v + y_max * 0.02),
-                    ("sans-serif", 11).into_font(),
+                    (x + slot * 0.45, v + y_max * 0.01),
+                    TextStyle::from(("sans-serif", 11).into_font())
+                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
                 )
             }))
             .map_err(|e| err(&e))?;
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
