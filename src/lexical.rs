@@ -400,6 +400,28 @@ mod tests {
     }
 
     #[test]
+    fn indexes_are_shareable_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Bm25>();
+        assert_send_sync::<NameIndex>();
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tokenize_never_panics_and_yields_lowercase_words(s in "\\PC{0,40}") {
+            for t in tokenize(&s) {
+                proptest::prop_assert!(!t.is_empty());
+                proptest::prop_assert!(!t.chars().any(char::is_whitespace));
+                proptest::prop_assert_eq!(t.to_lowercase(), t.clone());
+            }
+            let bm = Bm25::new(&[s.clone(), "x".to_string()]);
+            let scores = bm.scores(&s);
+            proptest::prop_assert!(scores.iter().all(|v| v.is_finite() && *v >= 0.0));
+            let _ = NameIndex::new([s.as_str()]).find(&s);
+        }
+    }
+
+    #[test]
     fn name_index_finds_named_tools() {
         let idx = NameIndex::new([
             "task_create",
