@@ -151,7 +151,7 @@ impl Bm25 {
     }
 
     /// Adds the query's score to `acc` (dense, one slot per doc) and
-    /// records first-touched documents in `touched`.
+    /// records every touched document in `touched` (sorted, deduplicated).
     fn accumulate(&self, query: &str, acc: &mut [f32], touched: &mut Vec<u32>) {
         let mut seen = HashSet::new();
         for tok in content_tokens(query) {
@@ -166,13 +166,13 @@ impl Bm25 {
                 let f = f as f32;
                 let norm = self.norm.get(d as usize).copied().unwrap_or(self.k1);
                 if let Some(slot) = acc.get_mut(d as usize) {
-                    if *slot == 0.0 {
-                        touched.push(d);
-                    }
+                    touched.push(d);
                     *slot += idf * f * (self.k1 + 1.0) / (f + norm);
                 }
             }
         }
+        touched.sort_unstable();
+        touched.dedup();
     }
 
     /// BM25 score of every document for `query`, in document order
