@@ -8,7 +8,7 @@ mod error;
 mod eval;
 mod lexical;
 mod model;
-mod vocab;
+pub mod vocab;
 
 pub use error::{Error, Location, Result};
 pub use eval::{
