@@ -1,7 +1,456 @@
-//! PLACEHOLDER until the evalx branch lands (same API).
-#![allow(dead_code)]
-pub fn tokenize(text: &str) -> Vec<String> { crate::extract::split_identifier(text) }
-#[derive(Debug)] pub struct Bm25 { n: usize }
-impl Bm25 { pub fn new(docs: &[String]) -> Self { Bm25 { n: docs.len() } } pub fn scores(&self, _q: &str) -> Vec<f32> { vec![0.0; self.n] } }
-#[derive(Debug)] pub struct NameIndex;
-impl NameIndex { pub fn new<'a>(_n: impl IntoIterator<Item = &'a str>) -> Self { NameIndex } pub fn find(&self, _r: &str) -> Vec<usize> { vec![] } }
+//! Lexical channel: BM25 over tool text and the exact-name guarantee.
+//!
+//! * [`tokenize`] turns text into lowercase word tokens, splitting
+//!   identifiers (`getWeatherForecast`, `Movies_1_FindMovies`,
+//!   `triangle_properties.get`, `task-create`, `HTTPServer2`) into words.
+//! * [`Bm25`] is Okapi BM25 (idf `ln((N - df + 0.5) / (df + 0.5) + 1)`,
+//!   default `k1 = 1.2`, `b = 0.75`) over postings lists. Stopwords
+//!   ([`is_stopword`]) are dropped from documents and queries and query
+//!   terms count once, which is the reference run shipped with the accuracy
+//!   datasets (`benches/datasets/*/README.txt`).
+//! * [`NameIndex`] finds tools whose name the request spells out, in any
+//!   casing or separator style, so a named tool is never lost by ranking.
+
+use std::collections::{HashMap, HashSet};
+
+/// Splits `text` into lowercase word tokens.
+///
+/// Non-alphanumeric characters separate tokens (and are dropped); inside a
+/// run of alphanumerics a new token starts at a lower→upper case change
+/// (`getWeather` → `get weather`), before the last capital of an acronym
+/// followed by lowercase (`HTTPServer` → `http server`) and at every
+/// letter↔digit change (`Movies1` → `movies 1`). Stopwords are kept.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut cur, &mut out);
+            continue;
+        }
+        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p))
+            && prev.is_alphanumeric()
+        {
+            let next = chars.get(i + 1).copied();
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_numeric() != c.is_numeric())
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(|n| n.is_lowercase()));
+            if boundary {
+                flush(&mut cur, &mut out);
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+fn flush(cur: &mut String, out: &mut Vec<String>) {
+    if !cur.is_empty() {
+        out.push(std::mem::take(cur));
+    }
+}
+
+/// English function words ignored by [`Bm25`] (not by [`tokenize`]).
+const STOPWORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could",
+    "did", "do", "does", "for", "from", "he", "how", "i", "if", "in", "into", "is", "it", "me",
+    "my", "no", "not", "of", "on", "or", "please", "she", "should", "so", "some", "than", "that",
+    "the", "them", "then", "these", "they", "this", "those", "to", "was", "we", "were", "what",
+    "which", "who", "will", "with", "would", "you", "your",
+];
+
+/// Whether BM25 ignores this (lowercase) token.
+pub fn is_stopword(token: &str) -> bool {
+    STOPWORDS.binary_search(&token).is_ok()
+}
+
+fn content_tokens(text: &str) -> impl Iterator<Item = String> {
+    tokenize(text).into_iter().filter(|t| !is_stopword(t))
+}
+
+/// Okapi BM25 index over a fixed list of documents (one per tool).
+#[derive(Debug, Clone)]
+pub struct Bm25 {
+    vocab: HashMap<String, u32>,
+    /// Per term: (document, term frequency), documents ascending.
+    postings: Vec<Vec<(u32, u32)>>,
+    idf: Vec<f32>,
+    /// Per document: `k1 * (1 - b + b * len / avg_len)`.
+    norm: Vec<f32>,
+    k1: f32,
+}
+
+impl Bm25 {
+    /// Index `docs` with `k1 = 1.2`, `b = 0.75`.
+    pub fn new(docs: &[String]) -> Self {
+        Self::with_params(docs, 1.2, 0.75)
+    }
+
+    /// Index `docs` with the given BM25 parameters.
+    pub fn with_params(docs: &[String], k1: f32, b: f32) -> Self {
+        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut lens = Vec::with_capacity(docs.len());
+        for (d, doc) in docs.iter().enumerate() {
+            let d = u32::try_from(d).unwrap_or(u32::MAX);
+            let mut tf: HashMap<u32, u32> = HashMap::new();
+            let mut len = 0usize;
+            for tok in content_tokens(doc) {
+                len += 1;
+                let next = u32::try_from(vocab.len()).unwrap_or(u32::MAX);
+                let id = *vocab.entry(tok).or_insert(next);
+                if id == next {
+                    postings.push(Vec::new());
+                }
+                *tf.entry(id).or_insert(0) += 1;
+            }
+            let mut tf: Vec<(u32, u32)> = tf.into_iter().collect();
+            tf.sort_unstable();
+            for (id, f) in tf {
+                if let Some(p) = postings.get_mut(id as usize) {
+                    p.push((d, f));
+                }
+            }
+            lens.push(len as f32);
+        }
+        let n = docs.len() as f32;
+        let avg = if docs.is_empty() {
+            1.0
+        } else {
+            (lens.iter().sum::<f32>() / n).max(f32::MIN_POSITIVE)
+        };
+        let idf = postings
+            .iter()
+            .map(|p| {
+                let df = p.len() as f32;
+                ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+            })
+            .collect();
+        let norm = lens.iter().map(|&l| k1 * (1.0 - b + b * l / avg)).collect();
+        Bm25 {
+            vocab,
+            postings,
+            idf,
+            norm,
+            k1,
+        }
+    }
+
+    /// Number of indexed documents.
+    pub fn len(&self) -> usize {
+        self.norm.len()
+    }
+
+    /// Whether no document is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.norm.is_empty()
+    }
+
+    /// Adds the query's score to `acc` (dense, one slot per doc) and
+    /// records every touched document in `touched` (sorted, deduplicated).
+    fn accumulate(&self, query: &str, acc: &mut [f32], touched: &mut Vec<u32>) {
+        let mut seen = HashSet::new();
+        for tok in content_tokens(query) {
+            let Some(&id) = self.vocab.get(&tok) else {
+                continue;
+            };
+            if !seen.insert(id) {
+                continue;
+            }
+            let idf = self.idf.get(id as usize).copied().unwrap_or(0.0);
+            for &(d, f) in self.postings.get(id as usize).map_or(&[][..], |p| p) {
+                let f = f as f32;
+                let norm = self.norm.get(d as usize).copied().unwrap_or(self.k1);
+                if let Some(slot) = acc.get_mut(d as usize) {
+                    touched.push(d);
+                    *slot += idf * f * (self.k1 + 1.0) / (f + norm);
+                }
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+    }
+
+    /// BM25 score of every document for `query`, in document order
+    /// (0 for documents sharing no term with the query).
+    pub fn scores(&self, query: &str) -> Vec<f32> {
+        let mut acc = vec![0.0; self.len()];
+        self.accumulate(query, &mut acc, &mut Vec::new());
+        acc
+    }
+
+    /// The `k` best documents as `(index, score)`, score descending, ties by
+    /// index ascending, restricted to documents for which `allow` returns
+    /// true. This is the head of the total order over all allowed documents:
+    /// when fewer than `k` documents match, zero-score documents follow in
+    /// index order (callers wanting matches only filter `score > 0`).
+    pub fn top_k(
+        &self,
+        query: &str,
+        k: usize,
+        allow: Option<&dyn Fn(usize) -> bool>,
+    ) -> Vec<(usize, f32)> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let allowed = |d: usize| allow.is_none_or(|f| f(d));
+        let mut acc = vec![0.0f32; self.len()];
+        let mut touched = Vec::new();
+        self.accumulate(query, &mut acc, &mut touched);
+        let mut hits: Vec<(usize, f32)> = touched
+            .iter()
+            .map(|&d| d as usize)
+            .filter(|&d| allowed(d))
+            .filter_map(|d| acc.get(d).map(|&s| (d, s)))
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if hits.len() > k {
+            hits.select_nth_unstable_by(k - 1, order);
+            hits.truncate(k);
+        }
+        hits.sort_unstable_by(order);
+        if hits.len() < k {
+            let have: HashSet<usize> = hits.iter().map(|h| h.0).collect();
+            let pad = (0..self.len())
+                .filter(|d| !have.contains(d) && allowed(*d))
+                .take(k - hits.len())
+                .map(|d| (d, acc.get(d).copied().unwrap_or(0.0)));
+            hits.extend(pad.collect::<Vec<_>>());
+        }
+        hits
+    }
+}
+
+/// Exact-name guarantee: which tools a request names explicitly.
+///
+/// Names and requests are compared as [`tokenize`] token sequences, so
+/// `task_create`, `TaskCreate`, `task-create` and `task create` are the same
+/// name. A tool matches when
+/// * the whole request is its name (`"TaskCreate"`, `"weather"`), or
+/// * its name (of two or more tokens) occurs in the request on identifier
+///   boundaries: `"call task_create now"`, `"task create please"`, but not
+///   `"create a task"` (wrong order) nor `"run task_create_bulk"` (part of a
+///   longer identifier), or
+/// * a single-word name is quoted verbatim: ``"use `weather`"``.
+///
+/// Single-word names otherwise match only the whole request, so prose that
+/// merely uses a common word ("what's the weather") names nothing.
+#[derive(Debug, Clone, Default)]
+pub struct NameIndex {
+    by_tokens: HashMap<Vec<String>, Vec<usize>>,
+    max_len: usize,
+}
+
+impl NameIndex {
+    /// Index tool names; a tool's index is its position in `names`.
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut by_tokens: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
+        let mut max_len = 0;
+        for (i, name) in names.into_iter().enumerate() {
+            let toks = tokenize(name);
+            if toks.is_empty() {
+                continue;
+            }
+            max_len = max_len.max(toks.len());
+            by_tokens.entry(toks).or_default().push(i);
+        }
+        NameIndex { by_tokens, max_len }
+    }
+
+    /// Tools named by `request`, longest name first (then by index).
+    pub fn find(&self, request: &str) -> Vec<usize> {
+        // (token count, tool) pairs found
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        let all = tokenize(request);
+        if let Some(ids) = self.by_tokens.get(&all) {
+            found.extend(ids.iter().map(|&i| (all.len(), i)));
+        }
+        // Tokens of the request with the identifier chunk they come from.
+        let mut toks: Vec<String> = Vec::new();
+        let mut starts: HashSet<usize> = HashSet::new();
+        let mut ends: HashSet<usize> = HashSet::new();
+        for chunk in identifier_chunks(request) {
+            starts.insert(toks.len());
+            let t = tokenize(chunk);
+            if t.len() == 1
+                && let Some(ids) = self.by_tokens.get(&t)
+                && is_quoted(request, chunk)
+            {
+                found.extend(ids.iter().map(|&i| (1, i)));
+            }
+            toks.extend(t);
+            ends.insert(toks.len());
+        }
+        for s in 0..toks.len() {
+            if !starts.contains(&s) {
+                continue;
+            }
+            let longest = self.max_len.min(toks.len() - s);
+            for len in (2..=longest).rev() {
+                if !ends.contains(&(s + len)) {
+                    continue;
+                }
+                if let Some(ids) = toks.get(s..s + len).and_then(|w| self.by_tokens.get(w)) {
+                    found.extend(ids.iter().map(|&i| (len, i)));
+                }
+            }
+        }
+        found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut seen = HashSet::new();
+        found
+            .into_iter()
+            .filter(|&(_, i)| seen.insert(i))
+            .map(|(_, i)| i)
+            .collect()
+    }
+}
+
+/// Maximal runs of alphanumerics and `_ - .` with separators trimmed at the
+/// ends: the identifiers and words a request is written in.
+fn identifier_chunks(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .map(|s| s.trim_matches(|c: char| matches!(c, '_' | '-' | '.')))
+        .filter(|s| !s.is_empty())
+}
+
+/// Whether `chunk` (a substring of `text`) appears in backticks or quotes.
+fn is_quoted(text: &str, chunk: &str) -> bool {
+    ['`', '"', '\''].iter().any(|q| {
+        let mut needle = String::with_capacity(chunk.len() + 2);
+        needle.push(*q);
+        needle.push_str(chunk);
+        needle.push(*q);
+        text.contains(&needle)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<&str> {
+        // helper: leak-free comparison via owned strings
+        s.split(' ').filter(|t| !t.is_empty()).collect()
+    }
+
+    #[test]
+    fn tokenize_splits_identifiers() {
+        let cases = [
+            ("getWeatherForecast", "get weather forecast"),
+            ("Movies_1_FindMovies", "movies 1 find movies"),
+            ("triangle_properties.get", "triangle properties get"),
+            ("task-create", "task create"),
+            ("HTTPServer2", "http server 2"),
+            ("getURLForID", "get url for id"),
+            ("PDF&URLTool", "pdf url tool"),
+            ("Hello, world! It's 3pm.", "hello world it s 3 pm"),
+            ("  ", ""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(tokenize(input), toks(want), "{input}");
+        }
+    }
+
+    #[test]
+    fn stopword_list_is_sorted() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_stopword("the") && !is_stopword("weather") && !is_stopword("get"));
+    }
+
+    fn docs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn bm25_scores_by_hand() {
+        // N = 2, doc0 = [cat, sat] (len 2), doc1 = [dog] (len 1), avg = 1.5
+        let bm = Bm25::new(&docs(&["cat sat", "dog"]));
+        let s = bm.scores("the cat");
+        // idf(cat) = ln((2 - 1 + .5)/(1 + .5) + 1) = ln 2
+        // tf part = 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 1.5)) = 2.2 / 2.5
+        let want = 2f32.ln() * 2.2 / 2.5;
+        assert!((s[0] - want).abs() < 1e-6, "{s:?}");
+        assert_eq!(s[1], 0.0);
+        // repeated query terms count once
+        assert_eq!(bm.scores("cat cat cat"), s);
+    }
+
+    #[test]
+    fn top_k_orders_filters_and_pads() {
+        let bm = Bm25::new(&docs(&["alpha", "beta gamma", "beta", "delta"]));
+        let top = bm.top_k("beta", 2, None);
+        // doc2 is shorter than doc1, so it scores higher
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![2, 1]);
+        let only1 = |d: usize| d != 2;
+        let top = bm.top_k("beta", 3, Some(&only1));
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![1, 0, 3]);
+        assert_eq!(top[1].1, 0.0);
+        assert!(bm.top_k("beta", 0, None).is_empty());
+        // ties by index
+        let bm = Bm25::new(&docs(&["x y", "x y", "x y"]));
+        let top = bm.top_k("x", 3, None);
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        let empty = Bm25::new(&[]);
+        assert!(empty.top_k("x", 3, None).is_empty() && empty.is_empty());
+    }
+
+    #[test]
+    fn indexes_are_shareable_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Bm25>();
+        assert_send_sync::<NameIndex>();
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tokenize_never_panics_and_yields_lowercase_words(s in "\\PC{0,40}") {
+            for t in tokenize(&s) {
+                proptest::prop_assert!(!t.is_empty());
+                proptest::prop_assert!(!t.chars().any(char::is_whitespace));
+                proptest::prop_assert_eq!(t.to_lowercase(), t.clone());
+            }
+            let bm = Bm25::new(&[s.clone(), "x".to_string()]);
+            let scores = bm.scores(&s);
+            proptest::prop_assert!(scores.iter().all(|v| v.is_finite() && *v >= 0.0));
+            let _ = NameIndex::new([s.as_str()]).find(&s);
+        }
+    }
+
+    #[test]
+    fn name_index_finds_named_tools() {
+        let idx = NameIndex::new([
+            "task_create",
+            "weather",
+            "task_create_bulk",
+            "Movies_1_FindMovies",
+            "search",
+        ]);
+        for req in [
+            "call task_create",
+            "TaskCreate",
+            "task-create",
+            "task create please",
+            "use taskCreate.",
+        ] {
+            assert_eq!(idx.find(req), vec![0], "{req}");
+        }
+        assert!(idx.find("create a task").is_empty());
+        assert_eq!(idx.find("run task_create_bulk now"), vec![2]);
+        assert_eq!(idx.find("weather"), vec![1]);
+        assert_eq!(idx.find("Weather"), vec![1]);
+        assert!(idx.find("what's the weather in Paris").is_empty());
+        assert!(idx.find("search the web").is_empty());
+        assert_eq!(idx.find("use `weather` for Paris"), vec![1]);
+        assert_eq!(
+            idx.find("movies_1_find_movies or task_create?"),
+            vec![3, 0],
+            "longest first"
+        );
+        assert!(idx.find("").is_empty());
+    }
+}

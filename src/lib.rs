@@ -12,6 +12,7 @@ mod constellation;
 mod embed;
 mod engine;
 mod error;
+pub mod eval;
 mod extract;
 mod graph;
 mod import;
@@ -35,6 +36,7 @@ pub use graph::{
     SparqlOutput,
 };
 pub use import::{Format, detect_format, parse_manifest};
+pub use lexical::{Bm25, NameIndex, is_stopword, tokenize};
 pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
@@ -43,6 +45,7 @@ pub use rank::{
     ReliabilityBin, ScoreDetails, fit_calibration,
 };
 pub use server::{router, serve};
+
 /// Ontology IRIs (namespaces and schema terms).
 pub mod iri {
     pub use crate::vocab::*;

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-mod common;
-mod store;
-mod rank;
 mod cli;
+mod common;
+mod eval;
+mod rank;
+mod store;
