@@ -5,10 +5,12 @@
 //! similarity and BM25. See `README.md` and `../shared/DESIGN.md`.
 
 mod error;
+mod import;
 mod model;
 mod vocab;
 
 pub use error::{Error, Location, Result};
+pub use import::{Format, detect_format, parse_manifest};
 pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
