@@ -12,6 +12,9 @@
 //! `{"dependsOn": [..], "integrations": [..], "tags": [..]}`; they become
 //! `depends_on`, `integrations` and extra `tags`.
 
+// `crate::Error` is shared and carries a `Location`; errors are the cold path.
+#![allow(clippy::result_large_err)]
+
 mod jsonl;
 mod mcp;
 mod openapi;

@@ -595,7 +595,7 @@ components:
         let mut doc = String::from("openapi: 3.0.0\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..12 {
             let prev = format!("*a{}", i - 1);
-            let row = vec![prev.as_str(); 10].join(", ");
+            let row = [prev.as_str(); 10].join(", ");
             doc.push_str(&format!("a{i}: &a{i} [{row}]\n"));
         }
         doc.push_str("paths: {}\n");
