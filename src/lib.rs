@@ -14,4 +14,7 @@ pub use import::{Format, detect_format, parse_manifest};
 pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
-pub use vocab as iri;
+/// Ontology IRIs (namespaces and schema terms).
+pub mod iri {
+    pub use crate::vocab::*;
+}
