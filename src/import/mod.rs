@@ -1,6 +1,668 @@
-//! PLACEHOLDER until the import branch lands (same API).
-#![allow(dead_code)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)] pub enum Format { Turtle, Mcp, OpenApi, Jsonl }
-impl std::str::FromStr for Format { type Err = crate::Error; fn from_str(_s: &str) -> crate::Result<Self> { Ok(Format::Turtle) } }
-pub fn detect_format(_p: &std::path::Path, _c: &str) -> Option<Format> { Some(Format::Turtle) }
-pub fn parse_manifest(_f: &str, _c: &str, _x: Format) -> crate::Result<Vec<crate::ToolDescriptor>> { Ok(vec![]) }
+//! Importers: tool manifests (MCP `tools/list`, OpenAPI 3.x, JSONL) ->
+//! [`ToolDescriptor`]s, with errors that point into the input.
+//!
+//! Every importer is all-or-nothing: a manifest with one bad tool yields an
+//! error for the whole file and imports nothing. Errors carry the file, the
+//! line and column for syntax errors, and a JSON pointer (or JSONL line) plus
+//! the tool name for semantic problems.
+//!
+//! # toolgraph extension
+//! MCP tools (in `_meta["x-toolgraph"]` or a top-level `x-toolgraph` key) and
+//! OpenAPI operations (`x-toolgraph` on the operation) may declare
+//! `{"dependsOn": [..], "integrations": [..], "tags": [..]}`; they become
+//! `depends_on`, `integrations` and extra `tags`.
+
+// `crate::Error` is shared and carries a `Location`; errors are the cold path.
+#![allow(clippy::result_large_err)]
+
+mod jsonl;
+mod mcp;
+mod openapi;
+
+use crate::{Error, Location, Param, Result, ToolDescriptor};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Longest description (in bytes) kept; longer text is cut at a char boundary.
+const MAX_TEXT: usize = 8 * 1024;
+/// Longest name, id or tag (in bytes) kept.
+const MAX_NAME: usize = 512;
+
+/// A manifest format `parse_manifest` understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Turtle seeds: loaded by the store, not by an importer.
+    Turtle,
+    /// An MCP `tools/list` result (bare, `{"tools": [..]}` or JSON-RPC envelope).
+    Mcp,
+    /// OpenAPI 3.0 / 3.1, JSON or YAML.
+    OpenApi,
+    /// One JSON tool object per line (the benchmark datasets' `tools.jsonl`).
+    Jsonl,
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "turtle" | "ttl" => Ok(Format::Turtle),
+            "mcp" => Ok(Format::Mcp),
+            "openapi" => Ok(Format::OpenApi),
+            "jsonl" => Ok(Format::Jsonl),
+            other => Err(Error::Invalid(format!(
+                "unknown manifest format `{other}` (expected turtle, mcp, openapi or jsonl)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::Turtle => "turtle",
+            Format::Mcp => "mcp",
+            Format::OpenApi => "openapi",
+            Format::Jsonl => "jsonl",
+        })
+    }
+}
+
+/// Guesses a manifest's format from its extension and content.
+///
+/// `.ttl` is Turtle, `.jsonl`/`.ndjson` is JSONL; JSON or YAML with an
+/// `openapi` key is OpenAPI; JSON with a `tools` array (optionally inside a
+/// JSON-RPC `result`) or a bare array of `{name, inputSchema}` is MCP.
+/// Returns `None` when nothing fits.
+pub fn detect_format(path: &Path, content: &str) -> Option<Format> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_str() {
+        "ttl" | "turtle" => return Some(Format::Turtle),
+        "jsonl" | "ndjson" => return Some(Format::Jsonl),
+        _ => {}
+    }
+    let body = content.trim_start_matches('\u{feff}').trim_start();
+    if body.starts_with('{') || body.starts_with('[') {
+        if let Ok(v) = serde_json::from_str::<Value>(body) {
+            return sniff_json(&v);
+        }
+        // Several JSON objects, one per line: JSONL.
+        let mut lines = body.lines().map(str::trim).filter(|l| !l.is_empty());
+        if let (Some(first), Some(_)) = (lines.next(), lines.next())
+            && matches!(serde_json::from_str::<Value>(first), Ok(Value::Object(_)))
+        {
+            return Some(Format::Jsonl);
+        }
+        // Broken JSON: guess from keys so the user gets the right parse error.
+        if body.contains("\"openapi\"") {
+            return Some(Format::OpenApi);
+        }
+        if body.contains("\"inputSchema\"") || body.contains("\"tools\"") {
+            return Some(Format::Mcp);
+        }
+        return None;
+    }
+    if body.starts_with("@prefix") || body.starts_with("PREFIX") || body.starts_with("@base") {
+        return Some(Format::Turtle);
+    }
+    if body
+        .lines()
+        .any(|l| l.starts_with("openapi:") || l.starts_with("\"openapi\":"))
+    {
+        return Some(Format::OpenApi);
+    }
+    None
+}
+
+fn sniff_json(v: &Value) -> Option<Format> {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("openapi") {
+                Some(Format::OpenApi)
+            } else if m.get("tools").is_some_and(Value::is_array)
+                || m.get("result")
+                    .and_then(|r| r.get("tools"))
+                    .is_some_and(Value::is_array)
+            {
+                Some(Format::Mcp)
+            } else {
+                None
+            }
+        }
+        Value::Array(items) => {
+            let mcp_like = |t: &Value| t.get("name").is_some() && t.get("inputSchema").is_some();
+            (!items.is_empty() && items.iter().all(mcp_like)).then_some(Format::Mcp)
+        }
+        _ => None,
+    }
+}
+
+/// Parses one manifest into tool descriptors; `file` names it in errors and
+/// in each descriptor's `source`.
+///
+/// All-or-nothing: any syntax or semantic error fails the whole file.
+/// Turtle is not handled here (the store loads it).
+pub fn parse_manifest(file: &str, content: &str, format: Format) -> Result<Vec<ToolDescriptor>> {
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
+    match format {
+        Format::Turtle => Err(Error::Invalid("turtle is loaded by the store".into())),
+        Format::Mcp => mcp::parse(file, content),
+        Format::OpenApi => openapi::parse(file, content),
+        Format::Jsonl => jsonl::parse(file, content),
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// Trims, collapses whitespace and caps `max` bytes (at a char boundary).
+pub(crate) fn clean(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.len() > max {
+            break;
+        }
+    }
+    if out.len() > max {
+        let mut cut = max;
+        while cut > 0 && !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+fn clean_text(s: &str) -> String {
+    clean(s, MAX_TEXT)
+}
+
+fn clean_name(s: &str) -> String {
+    clean(s, MAX_NAME)
+}
+
+/// Escapes one JSON-pointer reference token (`~` -> `~0`, `/` -> `~1`).
+pub(crate) fn escape_pointer(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// A semantic error about one tool.
+fn invalid_tool(location: Location, tool: &str, message: impl Into<String>) -> Error {
+    Error::InvalidTool {
+        location,
+        tool: tool.to_string(),
+        message: message.into(),
+    }
+}
+
+fn at_pointer(file: &str, pointer: &str) -> Location {
+    Location {
+        file: file.to_string(),
+        line: None,
+        column: None,
+        pointer: Some(pointer.to_string()),
+    }
+}
+
+/// Parses JSON into a `Value`, turning syntax errors into `Error::Parse`
+/// with line, column and the JSON path where the error happened.
+/// `line_offset` shifts line numbers (JSONL lines are parsed one by one).
+fn parse_json(file: &str, content: &str, line_offset: u64) -> Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(content);
+    let res: std::result::Result<Value, _> = serde_path_to_error::deserialize(&mut de);
+    let value = match res {
+        Ok(v) => v,
+        Err(e) => {
+            let pointer = path_to_pointer(e.path());
+            let inner = e.into_inner();
+            return Err(json_error(file, &inner, line_offset, pointer));
+        }
+    };
+    // Trailing characters after the value.
+    if let Err(e) = de.end() {
+        return Err(json_error(file, &e, line_offset, None));
+    }
+    Ok(value)
+}
+
+fn json_error(
+    file: &str,
+    e: &serde_json::Error,
+    line_offset: u64,
+    pointer: Option<String>,
+) -> Error {
+    let (line, col) = (e.line() as u64, e.column() as u64);
+    let mut message = e.to_string();
+    let suffix = format!(" at line {line} column {col}");
+    if let Some(stripped) = message.strip_suffix(&suffix) {
+        message = stripped.to_string();
+    }
+    Error::Parse {
+        location: Location {
+            file: file.to_string(),
+            line: (line > 0).then_some(line + line_offset),
+            column: (line > 0).then_some(col),
+            pointer,
+        },
+        message,
+    }
+}
+
+/// Parses YAML into a JSON `Value` (keys become strings), with line, column
+/// and path on errors.
+fn parse_yaml(file: &str, content: &str) -> Result<Value> {
+    check_flow_depth(file, content)?;
+    let de = serde_yaml_ng::Deserializer::from_str(content);
+    let res: std::result::Result<Value, _> = serde_path_to_error::deserialize(de);
+    res.map_err(|e| {
+        let pointer = path_to_pointer(e.path());
+        let inner = e.into_inner();
+        let loc = inner.location();
+        let mut message = inner.to_string();
+        if let Some(l) = &loc {
+            let suffix = format!(" at line {} column {}", l.line(), l.column());
+            if let Some(stripped) = message.strip_suffix(&suffix) {
+                message = stripped.to_string();
+            }
+        }
+        Error::Parse {
+            location: Location {
+                file: file.to_string(),
+                line: loc.as_ref().map(|l| l.line() as u64),
+                column: loc.as_ref().map(|l| l.column() as u64),
+                pointer,
+            },
+            message,
+        }
+    })
+}
+
+/// Deepest `[`/`{` nesting accepted in YAML (the YAML parser is quadratic in
+/// nesting depth; the deserializer gives up at 128 levels anyway).
+const MAX_FLOW_DEPTH: usize = 512;
+
+/// Rejects YAML whose flow collections nest absurdly deep, before parsing.
+/// Brackets inside quoted strings are counted too: a real document never
+/// comes near the limit.
+fn check_flow_depth(file: &str, content: &str) -> Result<()> {
+    let mut depth = 0usize;
+    for (i, line) in content.lines().enumerate() {
+        for (col, c) in line.chars().enumerate() {
+            match c {
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Err(Error::parse(
+                            file,
+                            Some(i as u64 + 1),
+                            Some(col as u64 + 1),
+                            format!("nesting deeper than {MAX_FLOW_DEPTH} levels"),
+                        ));
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `tools[3].name` -> `/tools/3/name`; `None` at the root.
+fn path_to_pointer(path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        let token = match seg {
+            Segment::Seq { index } => index.to_string(),
+            Segment::Map { key } => escape_pointer(key),
+            Segment::Enum { variant } => escape_pointer(variant),
+            // A key was being read when the error hit: nothing to name.
+            Segment::Unknown => continue,
+        };
+        out.push('/');
+        out.push_str(&token);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// An optional string field: absent or null -> `None`; not a string -> error.
+fn opt_str<'a>(
+    obj: &'a serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!("`{key}` must be a string, found {}", kind(other))),
+    }
+}
+
+/// An optional bool field: absent or null -> `None`; not a bool -> error.
+fn opt_bool(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(format!("`{key}` must be a boolean, found {}", kind(other))),
+    }
+}
+
+/// A string or an array of strings (non-strings rejected), cleaned, empty dropped.
+fn str_list(v: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(non_empty(clean_name(s)).into_iter().collect()),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) => out.extend(non_empty(clean_name(s))),
+                    other => {
+                        return Err(format!("`{key}` must hold strings, found {}", kind(other)));
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Some(other) => Err(format!(
+            "`{key}` must be a string or an array of strings, found {}",
+            kind(other)
+        )),
+    }
+}
+
+fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Appends `items` to `into`, skipping ones already present.
+fn push_unique(into: &mut Vec<String>, items: impl IntoIterator<Item = String>) {
+    for item in items {
+        if !into.contains(&item) {
+            into.push(item);
+        }
+    }
+}
+
+/// The JSON type name of a value, for messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The toolgraph extension object: `{"dependsOn", "integrations", "tags"}`.
+#[derive(Debug, Default)]
+struct Extension {
+    depends_on: Vec<String>,
+    integrations: Vec<String>,
+    tags: Vec<String>,
+}
+
+fn extension(v: Option<&Value>) -> Result<Extension, String> {
+    match v {
+        None | Some(Value::Null) => Ok(Extension::default()),
+        Some(Value::Object(m)) => {
+            let depends = m.get("dependsOn").or_else(|| m.get("depends_on"));
+            Ok(Extension {
+                depends_on: str_list(depends, "x-toolgraph.dependsOn")?,
+                integrations: str_list(m.get("integrations"), "x-toolgraph.integrations")?,
+                tags: str_list(m.get("tags"), "x-toolgraph.tags")?,
+            })
+        }
+        Some(other) => Err(format!(
+            "`x-toolgraph` must be an object, found {}",
+            kind(other)
+        )),
+    }
+}
+
+/// Resolves `$ref`s in schemas; the identity for formats without references.
+trait Resolver {
+    /// Follows `$ref`s until a non-reference value; errors on dangling refs.
+    fn resolve<'a>(&'a self, v: &'a Value) -> Result<&'a Value, String>;
+}
+
+/// No `$ref` resolution (MCP, JSONL).
+struct NoRefs;
+
+impl Resolver for NoRefs {
+    fn resolve<'a>(&'a self, v: &'a Value) -> Result<&'a Value, String> {
+        Ok(v)
+    }
+}
+
+/// The type of a schema: `"string"`, `"string|integer"` for type arrays
+/// (`null` left out), `object`/`array` inferred from `properties`/`items`.
+fn schema_type(schema: &Value) -> Option<String> {
+    match schema.get("type") {
+        Some(Value::String(t)) => non_empty(clean_name(t)),
+        Some(Value::Array(ts)) => {
+            let names: Vec<&str> = ts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .collect();
+            non_empty(clean_name(&names.join("|")))
+        }
+        _ => {
+            if schema.get("properties").is_some() || schema.get("allOf").is_some() {
+                Some("object".into())
+            } else if schema.get("items").is_some() {
+                Some("array".into())
+            } else if schema.get("enum").is_some() {
+                Some("enum".into())
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Parameters from an object schema's `properties` and `required`
+/// (merging `allOf` members). `schema` must be an object (or `true`).
+/// Errors are messages; the caller adds the location.
+fn schema_params(schema: &Value, refs: &dyn Resolver, depth: usize) -> Result<Vec<Param>, String> {
+    schema_params_in(schema, refs, depth, &mut HashSet::new())
+}
+
+/// `schema_params` expanding each `$ref` at most once (`allOf` loops and
+/// diamonds stay linear).
+fn schema_params_in(
+    schema: &Value,
+    refs: &dyn Resolver,
+    depth: usize,
+    expanded: &mut HashSet<String>,
+) -> Result<Vec<Param>, String> {
+    if depth > 16 {
+        return Ok(Vec::new());
+    }
+    if let Some(Value::String(r)) = schema.get("$ref")
+        && !expanded.insert(r.clone())
+    {
+        return Ok(Vec::new());
+    }
+    let schema = refs.resolve(schema)?;
+    let obj = match schema {
+        Value::Object(o) => o,
+        Value::Bool(_) => return Ok(Vec::new()),
+        other => {
+            return Err(format!(
+                "parameter schema must be an object, found {}",
+                kind(other)
+            ));
+        }
+    };
+    let required: HashSet<&str> = match obj.get("required") {
+        Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+        _ => HashSet::new(),
+    };
+    let mut params = Vec::new();
+    match obj.get("properties") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(props)) => {
+            for (name, prop) in props {
+                let prop = refs.resolve(prop)?;
+                let (description, ty) = match prop {
+                    Value::Object(p) => (
+                        p.get("description")
+                            .or_else(|| p.get("title"))
+                            .and_then(Value::as_str)
+                            .map(clean_text)
+                            .unwrap_or_default(),
+                        schema_type(prop),
+                    ),
+                    Value::Bool(_) => (String::new(), None),
+                    other => {
+                        return Err(format!(
+                            "schema of parameter `{name}` must be an object, found {}",
+                            kind(other)
+                        ));
+                    }
+                };
+                params.push(Param {
+                    name: clean_name(name),
+                    description,
+                    ty,
+                    required: required.contains(name.as_str()),
+                });
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "`properties` must be an object, found {}",
+                kind(other)
+            ));
+        }
+    }
+    if let Some(Value::Array(all)) = obj.get("allOf") {
+        for member in all {
+            for p in schema_params_in(member, refs, depth + 1, expanded)? {
+                if !params.iter().any(|q| q.name == p.name) {
+                    params.push(p);
+                }
+            }
+        }
+    }
+    Ok(params)
+}
+
+/// Checks a tool's id is new in this file; `seen` collects ids.
+fn check_unique(
+    seen: &mut HashSet<String>,
+    id: &str,
+    location: impl FnOnce() -> Location,
+) -> Result<()> {
+    if seen.insert(id.to_string()) {
+        Ok(())
+    } else {
+        Err(invalid_tool(
+            location(),
+            id,
+            format!("duplicate id `{id}` in this file"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_from_str() {
+        assert_eq!("TTL".parse::<Format>().unwrap(), Format::Turtle);
+        assert_eq!("turtle".parse::<Format>().unwrap(), Format::Turtle);
+        assert_eq!("mcp".parse::<Format>().unwrap(), Format::Mcp);
+        assert_eq!("OpenAPI".parse::<Format>().unwrap(), Format::OpenApi);
+        assert_eq!("jsonl".parse::<Format>().unwrap(), Format::Jsonl);
+        let err = "csv".parse::<Format>().unwrap_err().to_string();
+        assert!(err.contains("csv"), "{err}");
+    }
+
+    #[test]
+    fn detects_formats() {
+        let p = Path::new;
+        assert_eq!(detect_format(p("a.ttl"), ""), Some(Format::Turtle));
+        assert_eq!(detect_format(p("a.jsonl"), "{}"), Some(Format::Jsonl));
+        assert_eq!(
+            detect_format(p("x.yaml"), "openapi: 3.0.0\ninfo: {}\n"),
+            Some(Format::OpenApi)
+        );
+        assert_eq!(
+            detect_format(p("x.json"), r#"{"openapi":"3.1.0","paths":{}}"#),
+            Some(Format::OpenApi)
+        );
+        assert_eq!(
+            detect_format(p("x.json"), r#"{"tools":[]}"#),
+            Some(Format::Mcp)
+        );
+        assert_eq!(
+            detect_format(p("x"), r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#),
+            Some(Format::Mcp)
+        );
+        assert_eq!(
+            detect_format(p("x.json"), r#"[{"name":"a","inputSchema":{}}]"#),
+            Some(Format::Mcp)
+        );
+        assert_eq!(
+            detect_format(
+                p("x.txt"),
+                "{\"id\":\"a\",\"name\":\"a\"}\n{\"id\":\"b\",\"name\":\"b\"}\n"
+            ),
+            Some(Format::Jsonl)
+        );
+        assert_eq!(
+            detect_format(p("x.txt"), "@prefix tg: <x> ."),
+            Some(Format::Turtle)
+        );
+        assert_eq!(detect_format(p("x.json"), r#"{"a":1}"#), None);
+        assert_eq!(detect_format(p("x.json"), "[]"), None);
+        assert_eq!(detect_format(p("x.json"), "hello"), None);
+    }
+
+    #[test]
+    fn turtle_is_refused() {
+        let err = parse_manifest("a.ttl", "", Format::Turtle).unwrap_err();
+        assert!(matches!(err, Error::Invalid(_)));
+    }
+
+    #[test]
+    fn clean_collapses_and_caps() {
+        assert_eq!(clean("  a \n\t b  ", 100), "a b");
+        let long = "é".repeat(10_000);
+        let c = clean(&long, MAX_TEXT);
+        assert!(c.len() <= MAX_TEXT + '…'.len_utf8());
+        assert!(c.ends_with('…'));
+    }
+
+    #[test]
+    fn json_errors_have_line_col_and_path() {
+        let err = parse_json("f.json", "{\"tools\": [\n  {\"name\": 1,}\n]}", 0).unwrap_err();
+        match err {
+            Error::Parse { location, .. } => {
+                assert_eq!(location.line, Some(2));
+                assert_eq!(location.pointer.as_deref(), Some("/tools/0"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn pointer_escaping() {
+        assert_eq!(escape_pointer("/pets/{id}~x"), "~1pets~1{id}~0x");
+    }
+}

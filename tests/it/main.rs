@@ -3,5 +3,6 @@
 mod cli;
 mod common;
 mod eval;
+mod import;
 mod rank;
 mod store;
