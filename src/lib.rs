@@ -4,7 +4,9 @@
 //! are parsed into mentions and ranked jointly by graph traversal, vector
 //! similarity and BM25. See `README.md` and `../shared/DESIGN.md`.
 
+mod constellation;
 mod error;
+mod extract;
 mod model;
 mod vocab;
 
@@ -13,3 +15,5 @@ pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
 pub use vocab as iri;
+pub use constellation::{Constellation, NewTerm, build, tool_iri};
+pub use extract::{Extractor, LexEntry, Lexicon, TermKind, lemma, split_identifier};
