@@ -5,8 +5,10 @@
 //! Weights (all links are [`Provenance::Extracted`]):
 //! - verb: the first verb in the NAME (1.0 × match weight), else the first
 //!   verb of the description (0.8 ×), else a common English verb that starts
-//!   the name (0.5) or the description (0.4), minted as `verb:<lemma>` and
-//!   listed in [`Constellation::new_verbs`];
+//!   the name (0.5) or the description (0.4; also any word that starts both
+//!   the name and the description), minted as `verb:<lemma>` and listed in
+//!   [`Constellation::new_verbs`]. The first word of a multi-word name is
+//!   the verb slot unless it is an entity or brand: it never becomes a term;
 //! - entities: name terms 1.0 × (0.6 inside a domain prefix), brand classes
 //!   0.9, open-vocabulary name nouns 0.8 (compounds 0.9); the description's
 //!   first entity after its verb 0.8, other description entities 0.7,
@@ -95,7 +97,7 @@ struct Links(Vec<Link>);
 
 impl Links {
     fn add(&mut self, iri: &str, label: &str, weight: f32) {
-        if iri.is_empty() || !(weight > 0.0) {
+        if iri.is_empty() || weight.is_nan() || weight <= 0.0 {
             return;
         }
         let weight = weight.min(1.0);
@@ -160,7 +162,10 @@ fn name_prefix(name: &str) -> Option<(usize, &str)> {
 }
 
 fn is_term_kind(k: MentionKind) -> bool {
-    matches!(k, MentionKind::Verb | MentionKind::Entity | MentionKind::Brand)
+    matches!(
+        k,
+        MentionKind::Verb | MentionKind::Entity | MentionKind::Brand
+    )
 }
 
 /// Build the constellation of one tool.
@@ -206,11 +211,9 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
         add_mention_entities(x, m, pw, 0.7, &mut entities, &mut domains);
     }
     // open vocabulary from the name
-    let toks = tokens::tokenize(
-        name,
-        &|w| lex.is_whole_word(w),
-        &|l| lex.is_verb_lemma(l) || words::is_common_verb(l),
-    );
+    let toks = tokens::tokenize(name, &|w| lex.is_whole_word(w), &|l| {
+        lex.is_verb_lemma(l) || words::is_common_verb(l)
+    });
     let covered = |t: &tokens::Token<'_>| {
         name_ms
             .iter()
@@ -218,12 +221,17 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
     };
     let body: Vec<&tokens::Token<'_>> = toks.iter().filter(|t| t.start >= prefix_end).collect();
     // the verb slot: the first body token when it is a verb
+    // (also any non-entity first word of a multi-word name: `acquireCustomers`)
     let verb_slot = body.first().is_some_and(|t| {
+        let in_kind = |k: MentionKind| {
+            name_ms
+                .iter()
+                .any(|m| m.kind == k && m.start <= t.start && t.end <= m.end)
+        };
         lex.is_verb_lemma(&t.lemma)
             || words::is_common_verb(&t.lemma)
-            || name_ms
-                .iter()
-                .any(|m| m.kind == MentionKind::Verb && m.start <= t.start && t.end <= m.end)
+            || in_kind(MentionKind::Verb)
+            || (body.len() >= 2 && !in_kind(MentionKind::Entity) && !in_kind(MentionKind::Brand))
     });
     if verbs.is_empty()
         && let Some(t) = body.first()
@@ -264,7 +272,9 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
         {
             let heads: Vec<String> = name_ms
                 .iter()
-                .filter(|m| m.kind == MentionKind::Entity && m.start == head.start && m.end == head.end)
+                .filter(|m| {
+                    m.kind == MentionKind::Entity && m.start == head.start && m.end == head.end
+                })
                 .flat_map(|m| m.iris.iter().map(|r| r.iri.clone()))
                 .collect();
             if !heads.is_empty() {
@@ -289,7 +299,10 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
             verb_lemma = Some(m.value.clone());
         } else if let Some(w) = text.split_whitespace().next() {
             let l = lemma(w.trim_matches(|c: char| !c.is_alphanumeric()));
-            if words::is_common_verb(&l) {
+            // a common verb, or the word the name starts with (`acquireCustomers`
+            // / "Acquire new customers"): both are verbs with little doubt
+            let name_first = verb_slot && body.first().is_some_and(|t| t.lemma == l);
+            if words::is_common_verb(&l) || name_first {
                 mint_verb(&l, 0.4, &mut verbs, &mut new_verbs);
                 verb_lemma = Some(l);
             }
@@ -433,11 +446,9 @@ fn description_object(
     new_terms: &mut Vec<NewTerm>,
 ) {
     let lex = x.lexicon();
-    let toks = tokens::tokenize(
-        text,
-        &|w| lex.is_whole_word(w),
-        &|l| lex.is_verb_lemma(l) || words::is_common_verb(l),
-    );
+    let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w), &|l| {
+        lex.is_verb_lemma(l) || words::is_common_verb(l)
+    });
     let start = ms
         .iter()
         .find(|m| m.kind == MentionKind::Verb)
@@ -494,7 +505,10 @@ mod tests {
     #[test]
     fn iri_encoding() {
         assert_eq!(tool_iri("get_user"), format!("{}get_user", vocab::TOOL));
-        assert_eq!(tool_iri("name#ab12cd34"), format!("{}name%23ab12cd34", vocab::TOOL));
+        assert_eq!(
+            tool_iri("name#ab12cd34"),
+            format!("{}name%23ab12cd34", vocab::TOOL)
+        );
         assert_eq!(tool_iri("a b/é"), format!("{}a%20b%2F%C3%A9", vocab::TOOL));
         assert_eq!(slug("Chemical Engineering"), "chemical-engineering");
         assert_eq!(slug("  Café!! "), "caf%C3%A9");
@@ -503,12 +517,19 @@ mod tests {
     #[test]
     fn name_verb_and_entities() {
         let x = fixture();
-        let c = build(&desc("MAKE_RESERVATION", "Reserve a table at a restaurant."), &x);
+        let c = build(
+            &desc("MAKE_RESERVATION", "Reserve a table at a restaurant."),
+            &x,
+        );
         assert_eq!(iris(&c.verbs), [format!("{VERB}reserve")]);
         assert_eq!(c.entities[0].iri, format!("{ENT}Reservation"));
         assert!((c.entities[0].weight - 1.0).abs() < 1e-6);
         assert!(iris(&c.entities).contains(&format!("{ENT}Restaurant").as_str()));
-        assert!(c.entities.iter().all(|l| l.provenance == Provenance::Extracted));
+        assert!(
+            c.entities
+                .iter()
+                .all(|l| l.provenance == Provenance::Extracted)
+        );
         assert!(!c.read_only);
         assert!(c.new_terms.is_empty());
 
@@ -523,8 +544,16 @@ mod tests {
         let a = build(&desc("create_invoice", "Create an invoice"), &x);
         let b = build(&desc("sendInvoiceReminder", "Send a reminder"), &x);
         let inv = format!("{TERM}invoice");
-        assert!(iris(&a.entities).contains(&inv.as_str()), "{:?}", a.entities);
-        assert!(iris(&b.entities).contains(&inv.as_str()), "{:?}", b.entities);
+        assert!(
+            iris(&a.entities).contains(&inv.as_str()),
+            "{:?}",
+            a.entities
+        );
+        assert!(
+            iris(&b.entities).contains(&inv.as_str()),
+            "{:?}",
+            b.entities
+        );
         assert_eq!(a.new_terms[0].label, "invoice");
         // `send` is not in the fixture ontology: minted from the common verb list
         assert_eq!(iris(&b.verbs), [format!("{VERB}send")]);
@@ -567,7 +596,11 @@ mod tests {
         );
         assert_eq!(iris(&c.verbs), [format!("{VERB}search")]);
         assert_eq!(c.entities[0].iri, format!("{ENT}Movie"));
-        let place = c.entities.iter().find(|l| l.iri == format!("{ENT}Place")).expect("param");
+        let place = c
+            .entities
+            .iter()
+            .find(|l| l.iri == format!("{ENT}Place"))
+            .expect("param");
         assert!((place.weight - 0.4).abs() < 1e-6);
         assert!(c.read_only);
         assert_eq!(c.depends_on, ["x"]);
@@ -581,7 +614,10 @@ mod tests {
     #[test]
     fn brands_link_their_class_and_domain() {
         let x = fixture();
-        let c = build(&desc("southwest_book_flight", "Book a Southwest flight"), &x);
+        let c = build(
+            &desc("southwest_book_flight", "Book a Southwest flight"),
+            &x,
+        );
         assert!(iris(&c.entities).contains(&format!("{ENT}Airline").as_str()));
         assert!(iris(&c.entities).contains(&format!("{ENT}Flight").as_str()));
         assert!(iris(&c.domains).contains(&format!("{}southwest", vocab::DOMAIN).as_str()));
@@ -591,12 +627,18 @@ mod tests {
     #[test]
     fn description_fallbacks() {
         let x = fixture();
-        let c = build(&desc("f", "Analyze the chemical evidence collected from a scene"), &x);
+        let c = build(
+            &desc("f", "Analyze the chemical evidence collected from a scene"),
+            &x,
+        );
         assert_eq!(iris(&c.verbs), [format!("{VERB}analyze")]);
         assert_eq!(iris(&c.entities), [format!("{TERM}evidence")]);
         let c = build(&desc("", ""), &x);
         assert!(c.verbs.is_empty() && c.entities.is_empty());
         let again = build(&desc("analyzeEvidence", "Analyze evidence"), &x);
-        assert_eq!(again, build(&desc("analyzeEvidence", "Analyze evidence"), &x));
+        assert_eq!(
+            again,
+            build(&desc("analyzeEvidence", "Analyze evidence"), &x)
+        );
     }
 }

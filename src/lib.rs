@@ -10,10 +10,10 @@ mod extract;
 mod model;
 mod vocab;
 
+pub use constellation::{Constellation, NewTerm, build, tool_iri};
 pub use error::{Error, Location, Result};
+pub use extract::{Extractor, LexEntry, Lexicon, TermKind, lemma, split_identifier};
 pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
 pub use vocab as iri;
-pub use constellation::{Constellation, NewTerm, build, tool_iri};
-pub use extract::{Extractor, LexEntry, Lexicon, TermKind, lemma, split_identifier};

@@ -61,7 +61,8 @@ pub fn lemma(word: &str) -> String {
 }
 
 fn has_vowel(w: &str) -> bool {
-    w.chars().any(|c| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u' | 'y'))
+    w.chars()
+        .any(|c| matches!(c, 'a' | 'e' | 'i' | 'o' | 'u' | 'y'))
 }
 
 fn is_vowel(c: u8) -> bool {
@@ -70,27 +71,193 @@ fn is_vowel(c: u8) -> bool {
 
 /// Words the suffix rules must not touch.
 const KEEP: &[&str] = &[
-    "bus", "news", "status", "analysis", "basis", "series", "species", "gas", "this", "his",
-    "has", "was", "is", "its", "yes", "plus", "bonus", "virus", "campus", "census", "chess",
-    "alias", "atlas", "canvas", "bias", "christmas", "texas", "vegas", "kansas", "paris",
-    "always", "perhaps", "towards", "thanks", "lens", "kudos", "physics", "mathematics",
-    "economics", "politics", "athletics", "analytics", "statistics", "logistics", "genetics",
-    "electronics", "robotics", "linguistics", "ethics", "aerobics", "diabetes", "mumps",
-    "morning", "evening", "during", "thing", "nothing", "something", "anything", "everything",
-    "string", "spring", "ceiling", "king", "ring", "wing", "sibling", "pudding", "ping",
-    "bring", "sing", "swing", "sting", "bing", "ding", "ming", "viking", "lightning", "wedding",
-    "need", "speed", "seed", "feed", "bleed", "breed", "greed", "weed", "deed", "hundred",
-    "red", "bed", "shed", "sled", "bred", "fed", "led", "wed", "bled", "sped", "united",
-    "limited", "embed", "proceed", "succeed", "exceed", "indeed", "tweed", "reed", "creed",
-    "does", "goes", "iris", "tennis", "axis", "crisis", "thesis", "diagnosis", "synopsis",
-    "emphasis", "hypothesis", "oasis", "chassis", "gps", "sms", "dns", "aws", "ios", "macos",
-    "windows", "ads", "us", "bonus", "minus", "focus", "corpus", "genus", "fungus", "cactus",
-    "octopus", "radius", "nexus", "sinus", "stimulus", "syllabus", "circus", "walrus",
-    "asparagus", "hummus", "lotus", "versus", "previous", "various", "famous", "serious",
-    "nervous", "anonymous", "continuous", "numerous", "dangerous", "delicious", "obvious",
-    "cross", "less", "unless", "across", "bless", "dress", "kiss", "miss", "boss", "loss",
-    "glass", "grass", "class", "pass", "mass", "press", "process", "access", "address",
-    "business", "success", "fitness", "wellness", "wireless", "express", "progress",
+    "bus",
+    "news",
+    "status",
+    "analysis",
+    "basis",
+    "series",
+    "species",
+    "gas",
+    "this",
+    "his",
+    "has",
+    "was",
+    "is",
+    "its",
+    "yes",
+    "plus",
+    "bonus",
+    "virus",
+    "campus",
+    "census",
+    "chess",
+    "alias",
+    "atlas",
+    "canvas",
+    "bias",
+    "christmas",
+    "texas",
+    "vegas",
+    "kansas",
+    "paris",
+    "always",
+    "perhaps",
+    "towards",
+    "thanks",
+    "lens",
+    "kudos",
+    "physics",
+    "mathematics",
+    "economics",
+    "politics",
+    "athletics",
+    "analytics",
+    "statistics",
+    "logistics",
+    "genetics",
+    "electronics",
+    "robotics",
+    "linguistics",
+    "ethics",
+    "aerobics",
+    "diabetes",
+    "mumps",
+    "morning",
+    "evening",
+    "during",
+    "thing",
+    "nothing",
+    "something",
+    "anything",
+    "everything",
+    "string",
+    "spring",
+    "ceiling",
+    "king",
+    "ring",
+    "wing",
+    "sibling",
+    "pudding",
+    "ping",
+    "bring",
+    "sing",
+    "swing",
+    "sting",
+    "bing",
+    "ding",
+    "ming",
+    "viking",
+    "lightning",
+    "wedding",
+    "need",
+    "speed",
+    "seed",
+    "feed",
+    "bleed",
+    "breed",
+    "greed",
+    "weed",
+    "deed",
+    "hundred",
+    "red",
+    "bed",
+    "shed",
+    "sled",
+    "bred",
+    "fed",
+    "led",
+    "wed",
+    "bled",
+    "sped",
+    "united",
+    "limited",
+    "embed",
+    "proceed",
+    "succeed",
+    "exceed",
+    "indeed",
+    "tweed",
+    "reed",
+    "creed",
+    "does",
+    "goes",
+    "iris",
+    "tennis",
+    "axis",
+    "crisis",
+    "thesis",
+    "diagnosis",
+    "synopsis",
+    "emphasis",
+    "hypothesis",
+    "oasis",
+    "chassis",
+    "gps",
+    "sms",
+    "dns",
+    "aws",
+    "ios",
+    "macos",
+    "windows",
+    "ads",
+    "us",
+    "bonus",
+    "minus",
+    "focus",
+    "corpus",
+    "genus",
+    "fungus",
+    "cactus",
+    "octopus",
+    "radius",
+    "nexus",
+    "sinus",
+    "stimulus",
+    "syllabus",
+    "circus",
+    "walrus",
+    "asparagus",
+    "hummus",
+    "lotus",
+    "versus",
+    "previous",
+    "various",
+    "famous",
+    "serious",
+    "nervous",
+    "anonymous",
+    "continuous",
+    "numerous",
+    "dangerous",
+    "delicious",
+    "obvious",
+    "cross",
+    "less",
+    "unless",
+    "across",
+    "bless",
+    "dress",
+    "kiss",
+    "miss",
+    "boss",
+    "loss",
+    "glass",
+    "grass",
+    "class",
+    "pass",
+    "mass",
+    "press",
+    "process",
+    "access",
+    "address",
+    "business",
+    "success",
+    "fitness",
+    "wellness",
+    "wireless",
+    "express",
+    "progress",
 ];
 
 fn irregular(w: &str) -> Option<&'static str> {
@@ -256,15 +423,10 @@ fn verb_form(w: &str) -> Option<String> {
     {
         return Some(format!("{stem}y"));
     }
-    let stem = if w.ends_with("eed") {
+    if w.ends_with("eed") {
         return None;
-    } else if let Some(s) = w.strip_suffix("ed") {
-        s
-    } else if let Some(s) = w.strip_suffix("ing") {
-        s
-    } else {
-        return None;
-    };
+    }
+    let stem = w.strip_suffix("ed").or_else(|| w.strip_suffix("ing"))?;
     if stem.len() < 3 || !has_vowel(stem) {
         return None;
     }
@@ -277,7 +439,10 @@ fn repair(stem: &str) -> String {
     let n = b.len();
     let last = b[n - 1];
     let prev = b[n - 2];
-    if matches!(stem, "cancell" | "labell" | "travell" | "modell" | "totall" | "signall") {
+    if matches!(
+        stem,
+        "cancell" | "labell" | "travell" | "modell" | "totall" | "signall"
+    ) {
         return stem[..n - 1].to_string();
     }
     if last == prev && !is_vowel(last) && !matches!(last, b'l' | b's' | b'z' | b'f') {
@@ -314,7 +479,7 @@ fn repair(stem: &str) -> String {
 fn short_cvc(stem: &str) -> bool {
     let b = stem.as_bytes();
     let n = b.len();
-    if n < 3 || n > 4 {
+    if !(3..=4).contains(&n) {
         return false;
     }
     let (c1, v, c2) = (b[n - 3], b[n - 2], b[n - 1]);
@@ -326,24 +491,160 @@ fn short_cvc(stem: &str) -> bool {
         && !matches!(c2, b'w' | b'x' | b'y')
         && !matches!(
             stem,
-            "open" | "list" | "post" | "edit" | "visit" | "limit" | "fix" | "mix" | "log" | "tag"
-                | "chat" | "plan" | "scan" | "ship" | "shop" | "stop" | "drop" | "book" | "look"
-                | "cook" | "pick" | "lock" | "rent" | "sort" | "talk" | "walk" | "park" | "mark"
-                | "work" | "pin" | "win" | "run" | "set" | "get" | "put" | "cut" | "sit" | "hit"
-                | "end" | "send" | "find" | "add" | "check" | "start" | "help" | "test" | "text"
-                | "print" | "track" | "flag" | "ban" | "span" | "map" | "sum" | "jog" | "pet"
-                | "hunt" | "rob" | "beg" | "nod" | "dip" | "rip" | "tip" | "zip" | "wrap" | "trap"
-                | "clip" | "skip" | "slip" | "trip" | "ring" | "sing" | "bet" | "let" | "net"
-                | "jam" | "ram" | "cram" | "spam" | "scam" | "bar" | "car" | "star" | "scar"
-                | "war" | "jar" | "tar" | "fur" | "bur" | "stir" | "blur" | "spur" | "fly"
-                | "show" | "view" | "flow" | "grow" | "draw" | "know" | "pull" | "push"
-                | "fill" | "call" | "sell" | "tell" | "roll" | "poll" | "kill" | "mail"
-                | "sail" | "fail" | "wait" | "rain" | "join" | "load" | "read" | "lead"
-                | "hear" | "wear" | "tear" | "bear" | "heal" | "seal" | "deal" | "meet"
-                | "feel" | "need" | "seem" | "rank" | "bank" | "thank" | "think" | "ask"
-                | "play" | "stay" | "pay" | "say" | "lay" | "pray" | "obey" | "sew" | "mow"
-                | "bat" | "cat" | "hat" | "mat" | "pat" | "vat" | "brag" | "drag" | "lag"
-                | "nag" | "wag" | "rag"
+            "open"
+                | "list"
+                | "post"
+                | "edit"
+                | "visit"
+                | "limit"
+                | "fix"
+                | "mix"
+                | "log"
+                | "tag"
+                | "chat"
+                | "plan"
+                | "scan"
+                | "ship"
+                | "shop"
+                | "stop"
+                | "drop"
+                | "book"
+                | "look"
+                | "cook"
+                | "pick"
+                | "lock"
+                | "rent"
+                | "sort"
+                | "talk"
+                | "walk"
+                | "park"
+                | "mark"
+                | "work"
+                | "pin"
+                | "win"
+                | "run"
+                | "set"
+                | "get"
+                | "put"
+                | "cut"
+                | "sit"
+                | "hit"
+                | "end"
+                | "send"
+                | "find"
+                | "add"
+                | "check"
+                | "start"
+                | "help"
+                | "test"
+                | "text"
+                | "print"
+                | "track"
+                | "flag"
+                | "ban"
+                | "span"
+                | "map"
+                | "sum"
+                | "jog"
+                | "pet"
+                | "hunt"
+                | "rob"
+                | "beg"
+                | "nod"
+                | "dip"
+                | "rip"
+                | "tip"
+                | "zip"
+                | "wrap"
+                | "trap"
+                | "clip"
+                | "skip"
+                | "slip"
+                | "trip"
+                | "ring"
+                | "sing"
+                | "bet"
+                | "let"
+                | "net"
+                | "jam"
+                | "ram"
+                | "cram"
+                | "spam"
+                | "scam"
+                | "bar"
+                | "car"
+                | "star"
+                | "scar"
+                | "war"
+                | "jar"
+                | "tar"
+                | "fur"
+                | "bur"
+                | "stir"
+                | "blur"
+                | "spur"
+                | "fly"
+                | "show"
+                | "view"
+                | "flow"
+                | "grow"
+                | "draw"
+                | "know"
+                | "pull"
+                | "push"
+                | "fill"
+                | "call"
+                | "sell"
+                | "tell"
+                | "roll"
+                | "poll"
+                | "kill"
+                | "mail"
+                | "sail"
+                | "fail"
+                | "wait"
+                | "rain"
+                | "join"
+                | "load"
+                | "read"
+                | "lead"
+                | "hear"
+                | "wear"
+                | "tear"
+                | "bear"
+                | "heal"
+                | "seal"
+                | "deal"
+                | "meet"
+                | "feel"
+                | "need"
+                | "seem"
+                | "rank"
+                | "bank"
+                | "thank"
+                | "think"
+                | "ask"
+                | "play"
+                | "stay"
+                | "pay"
+                | "say"
+                | "lay"
+                | "pray"
+                | "obey"
+                | "sew"
+                | "mow"
+                | "bat"
+                | "cat"
+                | "hat"
+                | "mat"
+                | "pat"
+                | "vat"
+                | "brag"
+                | "drag"
+                | "lag"
+                | "nag"
+                | "wag"
+                | "rag"
         )
 }
 
@@ -418,7 +719,9 @@ mod tests {
 
     #[test]
     fn idempotent_on_common_words() {
-        for w in ["book", "reserve", "flight", "country", "address", "status", "create"] {
+        for w in [
+            "book", "reserve", "flight", "country", "address", "status", "create",
+        ] {
             assert_eq!(lemma(&lemma(w)), lemma(w));
         }
     }

@@ -140,9 +140,7 @@ impl Lexicon {
         }
         let patterns = &lex.patterns;
         for v in lex.by_first.values_mut() {
-            v.sort_by_key(|i| {
-                std::cmp::Reverse(patterns.get(*i).map_or(0, |p| p.lemmas.len()))
-            });
+            v.sort_by_key(|i| std::cmp::Reverse(patterns.get(*i).map_or(0, |p| p.lemmas.len())));
         }
         lex
     }

@@ -111,11 +111,9 @@ impl Extractor {
         }
 
         // 2. tokens outside values
-        let toks = tokens::tokenize(
-            text,
-            &|w| lex.is_whole_word(w),
-            &|l| lex.is_verb_lemma(l) || words::is_common_verb(l),
-        );
+        let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w), &|l| {
+            lex.is_verb_lemma(l) || words::is_common_verb(l)
+        });
         let usable: Vec<bool> = toks
             .iter()
             .map(|t| !vals.iter().any(|v| t.start < v.end && v.start < t.end))
@@ -162,9 +160,10 @@ impl Extractor {
                 continue;
             }
             let mut j = i;
-            while toks.get(j + 1).is_some_and(|t| {
-                !t.hard_before && !t.sentence_start && proper_word(t)
-            }) && is_usable(j + 1)
+            while toks
+                .get(j + 1)
+                .is_some_and(|t| !t.hard_before && !t.sentence_start && proper_word(t))
+                && is_usable(j + 1)
                 && !used.get(j + 1).copied().unwrap_or(true)
             {
                 j += 1;
@@ -183,8 +182,8 @@ impl Extractor {
             };
             let iris = match prev {
                 Some(
-                    "to" | "from" | "in" | "at" | "near" | "into" | "via" | "toward"
-                    | "towards" | "around" | "visit",
+                    "to" | "from" | "in" | "at" | "near" | "into" | "via" | "toward" | "towards"
+                    | "around" | "visit",
                 ) => vec![r(ent::PLACE, 0.5)],
                 Some("with" | "call" | "email" | "text" | "message" | "ask" | "tell") => {
                     vec![r(ent::PERSON, 0.5)]
@@ -238,7 +237,12 @@ fn proper_word(t: &Token<'_>) -> bool {
         && !words::is_stop(&t.lower)
 }
 
-fn proper_start(toks: &[Token<'_>], i: usize, used: &[bool], usable: &dyn Fn(usize) -> bool) -> bool {
+fn proper_start(
+    toks: &[Token<'_>],
+    i: usize,
+    used: &[bool],
+    usable: &dyn Fn(usize) -> bool,
+) -> bool {
     let Some(t) = toks.get(i) else {
         return false;
     };
@@ -246,16 +250,17 @@ fn proper_start(toks: &[Token<'_>], i: usize, used: &[bool], usable: &dyn Fn(usi
         return false;
     }
     // Sentence-initial capitals are only names when not a common word.
-    !(t.sentence_start && (words::is_common_verb(&t.lemma) || SENTENCE_COMMON.contains(&t.lower.as_str())))
+    !(t.sentence_start
+        && (words::is_common_verb(&t.lemma) || SENTENCE_COMMON.contains(&t.lower.as_str())))
 }
 
 /// Capitalised only because they start a sentence.
 const SENTENCE_COMMON: &[&str] = &[
     "need", "want", "looking", "like", "would", "could", "can", "is", "are", "any", "what",
-    "which", "where", "when", "who", "how", "why", "hey", "hi", "hello", "thanks", "thank",
-    "yes", "no", "ok", "okay", "sure", "great", "also", "and", "but", "then", "next", "first",
-    "now", "just", "maybe", "actually", "tell", "give", "help", "i'd", "im", "we'd", "cheap",
-    "cheapest", "best", "new", "some", "all", "my", "our", "your", "there", "here", "every",
+    "which", "where", "when", "who", "how", "why", "hey", "hi", "hello", "thanks", "thank", "yes",
+    "no", "ok", "okay", "sure", "great", "also", "and", "but", "then", "next", "first", "now",
+    "just", "maybe", "actually", "tell", "give", "help", "i'd", "im", "we'd", "cheap", "cheapest",
+    "best", "new", "some", "all", "my", "our", "your", "there", "here", "every",
 ];
 
 const DETERMINERS: &[&str] = &[
@@ -308,9 +313,8 @@ fn term_mentions(
         } else {
             None
         };
-        let entity_ctx = prev.is_some_and(|p| {
-            DETERMINERS.contains(&p.lower.as_str()) || p.is_number()
-        });
+        let entity_ctx =
+            prev.is_some_and(|p| DETERMINERS.contains(&p.lower.as_str()) || p.is_number());
         let verb_ctx = prev.is_none_or(|p| VERB_CONTEXT.contains(&p.lower.as_str()));
         if entity_ctx {
             MentionKind::Entity

@@ -57,3 +57,39 @@ pub(crate) fn lexicon_entries(store: &Store) -> Result<Vec<LexEntry>> {
     out.sort_by(|a, b| (&a.iri, &a.label).cmp(&(&b.iri, &b.label)));
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxigraph::io::RdfFormat;
+
+    #[test]
+    fn reads_verbs_entities_and_instances() {
+        let ttl = r#"
+            @prefix tg: <https://toolgraph.dev/ns#> .
+            @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+            <https://toolgraph.dev/verb/book> a tg:Verb ; skos:prefLabel "book"@en ; skos:altLabel "reserve" .
+            <https://toolgraph.dev/entity/Airline> a tg:Entity ; skos:prefLabel "airline" .
+            <https://toolgraph.dev/brand/southwest> a tg:Instance ; tg:instanceOf <https://toolgraph.dev/entity/Airline> ;
+                skos:prefLabel "Southwest" .
+        "#;
+        let store = Store::new().unwrap();
+        store.load_from_slice(RdfFormat::Turtle, ttl).unwrap();
+        let es = lexicon_entries(&store).unwrap();
+        let got: Vec<_> = es.iter().map(|e| (e.label.as_str(), &e.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "Southwest",
+                    &TermKind::Instance {
+                        class: crate::vocab::ENT.to_string() + "Airline"
+                    }
+                ),
+                ("airline", &TermKind::Entity),
+                ("book", &TermKind::Verb),
+                ("reserve", &TermKind::Verb),
+            ]
+        );
+    }
+}

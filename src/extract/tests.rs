@@ -45,14 +45,34 @@ pub(crate) fn fixture() -> Extractor {
         e("area", n("Area"), TermKind::Entity),
         e("place", n("Place"), TermKind::Entity),
         e("location", n("Place"), TermKind::Entity),
-        e("Southwest", format!("{BRAND}southwest"), TermKind::Instance { class: n("Airline") }),
+        e(
+            "Southwest",
+            format!("{BRAND}southwest"),
+            TermKind::Instance {
+                class: n("Airline"),
+            },
+        ),
         e(
             "Southwest Airlines",
             format!("{BRAND}southwest"),
-            TermKind::Instance { class: n("Airline") },
+            TermKind::Instance {
+                class: n("Airline"),
+            },
         ),
-        e("Delta", format!("{BRAND}delta"), TermKind::Instance { class: n("Airline") }),
-        e("PayPal", format!("{BRAND}paypal"), TermKind::Instance { class: n("PaymentProvider") }),
+        e(
+            "Delta",
+            format!("{BRAND}delta"),
+            TermKind::Instance {
+                class: n("Airline"),
+            },
+        ),
+        e(
+            "PayPal",
+            format!("{BRAND}paypal"),
+            TermKind::Instance {
+                class: n("PaymentProvider"),
+            },
+        ),
     ];
     es.push(e("book", v("book"), TermKind::Verb)); // duplicate, dropped
     Extractor::new(Lexicon::new(es))
@@ -143,7 +163,10 @@ fn identifiers() {
                 .any(|m| m.kind == MentionKind::Entity && has_iri(m, &format!("{ENT}{entity}"))),
             "{id}: {ms:?}"
         );
-        assert!(ms.iter().all(|m| m.kind != MentionKind::ProperNoun), "{id}: {ms:?}");
+        assert!(
+            ms.iter().all(|m| m.kind != MentionKind::ProperNoun),
+            "{id}: {ms:?}"
+        );
     }
 }
 
@@ -219,7 +242,10 @@ fn proper_nouns() {
     );
     // sentence-initial common words are not names
     let ms = x.extract("Please find. Could you? Where");
-    assert!(ms.iter().all(|m| m.kind != MentionKind::ProperNoun), "{ms:?}");
+    assert!(
+        ms.iter().all(|m| m.kind != MentionKind::ProperNoun),
+        "{ms:?}"
+    );
 }
 
 #[test]
@@ -234,7 +260,10 @@ fn truncation_and_edge_cases() {
     check_spans(text, &x.extract(text));
     assert_eq!(x.lexicon().len(), 33);
     assert!(!x.lexicon().is_empty());
-    assert_eq!(x.lexicon().labels(&format!("{VERB}reserve")), ["reserve", "make a reservation"]);
+    assert_eq!(
+        x.lexicon().labels(&format!("{VERB}reserve")),
+        ["reserve", "make a reservation"]
+    );
     assert!(x.lexicon().labels("nope").is_empty());
 }
 
@@ -276,12 +305,62 @@ mod props {
     fn piece() -> impl Strategy<Value = String> {
         prop_oneof![
             prop::sample::select(vec![
-                "Book", "flight", "175", "$", "300", "8pm", "8:30", "pm", "tomorrow", "next",
-                "Monday", "Southwest", "Airlines", "'", "\"", "“", "”", "_", "-", ".", ",", "é",
-                "€", "£5.50", "for", "two", "party", "of", "UA", "WN175", "@", "x.com",
-                "https://", "www.", "+1", "(415)", "555-0100", "MAKE_RESERVATION",
-                "convertCurrency", "Dec", "1st", "2026-12-01", "USD", "to", "EUR", "hours",
-                "New", "York", "a", "the", "make", "reservation", "PayPal", "\n", "İ", "ß",
+                "Book",
+                "flight",
+                "175",
+                "$",
+                "300",
+                "8pm",
+                "8:30",
+                "pm",
+                "tomorrow",
+                "next",
+                "Monday",
+                "Southwest",
+                "Airlines",
+                "'",
+                "\"",
+                "“",
+                "”",
+                "_",
+                "-",
+                ".",
+                ",",
+                "é",
+                "€",
+                "£5.50",
+                "for",
+                "two",
+                "party",
+                "of",
+                "UA",
+                "WN175",
+                "@",
+                "x.com",
+                "https://",
+                "www.",
+                "+1",
+                "(415)",
+                "555-0100",
+                "MAKE_RESERVATION",
+                "convertCurrency",
+                "Dec",
+                "1st",
+                "2026-12-01",
+                "USD",
+                "to",
+                "EUR",
+                "hours",
+                "New",
+                "York",
+                "a",
+                "the",
+                "make",
+                "reservation",
+                "PayPal",
+                "\n",
+                "İ",
+                "ß",
             ])
             .prop_map(str::to_string),
             "\\PC{0,6}",

@@ -132,7 +132,10 @@ fn caps_of(s: &str) -> Caps {
     let Some(first) = letters.next() else {
         return Caps::None;
     };
-    let rest_upper = s.chars().filter(|c| c.is_alphabetic()).all(|c| c.is_uppercase());
+    let rest_upper = s
+        .chars()
+        .filter(|c| c.is_alphabetic())
+        .all(|c| c.is_uppercase());
     if rest_upper {
         Caps::Upper
     } else if first.is_uppercase() {
@@ -186,8 +189,14 @@ pub(crate) fn tokenize<'a>(
         let dot_letters = chunk.char_indices().any(|(i, c)| {
             c == '.'
                 && chunk[..i].chars().last().is_some_and(char::is_alphabetic)
-                && chunk[i + 1..].chars().next().is_some_and(char::is_alphabetic)
-                && chunk[i + 1..].chars().nth(1).is_some_and(char::is_alphanumeric)
+                && chunk[i + 1..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphabetic)
+                && chunk[i + 1..]
+                    .chars()
+                    .nth(1)
+                    .is_some_and(char::is_alphanumeric)
         });
         let hyphens = chunk.matches('-').count();
         let mut ident = has_us || dot_letters || hyphens >= 2;
@@ -209,9 +218,7 @@ pub(crate) fn tokenize<'a>(
                         .and_then(|(a, b)| part.get(*a..*b))
                         .unwrap_or("");
                     let starts_lower = part.chars().next().is_some_and(char::is_lowercase);
-                    ident
-                        || (starts_lower && first.chars().count() >= 2)
-                        || is_verb(&lemma(first))
+                    ident || (starts_lower && first.chars().count() >= 2) || is_verb(&lemma(first))
                 };
                 if split {
                     ident = true;
@@ -300,9 +307,15 @@ mod tests {
 
     #[test]
     fn splits_identifiers() {
-        assert_eq!(split_identifier("MAKE_RESERVATION"), ["make", "reservation"]);
+        assert_eq!(
+            split_identifier("MAKE_RESERVATION"),
+            ["make", "reservation"]
+        );
         assert_eq!(split_identifier("convertCurrency"), ["convert", "currency"]);
-        assert_eq!(split_identifier("get-user-profile"), ["get", "user", "profile"]);
+        assert_eq!(
+            split_identifier("get-user-profile"),
+            ["get", "user", "profile"]
+        );
         assert_eq!(
             split_identifier("Movies_1_FindMovies"),
             ["movies", "1", "find", "movies"]
@@ -319,7 +332,10 @@ mod tests {
 
     #[test]
     fn tokenises_text() {
-        assert_eq!(toks("Fly to Denver's airport."), ["Fly", "to", "Denver", "airport"]);
+        assert_eq!(
+            toks("Fly to Denver's airport."),
+            ["Fly", "to", "Denver", "airport"]
+        );
         assert_eq!(toks("pay with PayPal"), ["pay", "with", "PayPal"]);
         assert_eq!(toks("FindMovies now"), ["Find", "Movies", "now"]);
         assert_eq!(toks("YouTube"), ["YouTube"]);

@@ -60,6 +60,9 @@ impl Value {
 
 type Res<'a, T> = IResult<&'a str, T>;
 
+/// A value parser: the kind and the normalised value.
+type ValueParser = fn(&str) -> Res<'_, (MentionKind, String)>;
+
 /// Every structured value in `text`, sorted, never overlapping.
 pub(crate) fn scan(text: &str) -> Vec<Value> {
     let mut out = Vec::new();
@@ -95,7 +98,7 @@ pub(crate) fn scan(text: &str) -> Vec<Value> {
 
 /// The longest value parse at the start of `s` that ends on a word boundary.
 fn best(s: &str) -> Option<(usize, MentionKind, String)> {
-    let parsers: [fn(&str) -> Res<'_, (MentionKind, String)>; 11] = [
+    let parsers: [ValueParser; 11] = [
         flight_number,
         money,
         time,
@@ -130,7 +133,9 @@ fn end_word(i: &str) -> Res<'_, ()> {
     not(satisfy(char::is_alphanumeric)).parse(i)
 }
 
-fn kw<'a>(word: &'static str) -> impl Parser<&'a str, Output = &'a str, Error = nom::error::Error<&'a str>> {
+fn kw<'a>(
+    word: &'static str,
+) -> impl Parser<&'a str, Output = &'a str, Error = nom::error::Error<&'a str>> {
     terminated(tag_no_case(word), end_word)
 }
 
@@ -204,11 +209,10 @@ fn count(i: &str) -> Res<'_, u32> {
 // ---- flight numbers --------------------------------------------------------
 
 const AIRLINE_CODES: &[&str] = &[
-    "AA", "UA", "DL", "WN", "B6", "AS", "NK", "F9", "HA", "G4", "SY", "AC", "WS", "BA", "LH",
-    "AF", "KL", "EK", "QR", "SQ", "CX", "NH", "JL", "QF", "VS", "IB", "AZ", "LX", "OS", "SK",
-    "AY", "TK", "EY", "KE", "OZ", "CA", "MU", "CZ", "AI", "6E", "FR", "U2", "W6", "VY", "TP",
-    "EI", "LA", "AM", "AV", "CM", "ET", "SA", "MS", "SV", "NZ", "VA", "JQ", "TG", "MH", "GA",
-    "PR", "VN", "BR", "CI",
+    "AA", "UA", "DL", "WN", "B6", "AS", "NK", "F9", "HA", "G4", "SY", "AC", "WS", "BA", "LH", "AF",
+    "KL", "EK", "QR", "SQ", "CX", "NH", "JL", "QF", "VS", "IB", "AZ", "LX", "OS", "SK", "AY", "TK",
+    "EY", "KE", "OZ", "CA", "MU", "CZ", "AI", "6E", "FR", "U2", "W6", "VY", "TP", "EI", "LA", "AM",
+    "AV", "CM", "ET", "SA", "MS", "SV", "NZ", "VA", "JQ", "TG", "MH", "GA", "PR", "VN", "BR", "CI",
 ];
 
 fn airline_code(i: &str) -> Res<'_, &str> {
@@ -240,7 +244,10 @@ fn flight_number(i: &str) -> Res<'_, (MentionKind, String)> {
                 ),
                 space1,
             )),
-            alt((coded, map(terminated(digits_n(1, 4), end_word), str::to_string))),
+            alt((
+                coded,
+                map(terminated(digits_n(1, 4), end_word), str::to_string),
+            )),
         ),
         |(_, _, v)| v,
     );
@@ -331,7 +338,9 @@ fn money(i: &str) -> Res<'_, (MentionKind, String)> {
     };
     map(
         alt((
-            map((currency_symbol, space0, number), |(c, _, n)| format!("{c} {n}")),
+            map((currency_symbol, space0, number), |(c, _, n)| {
+                format!("{c} {n}")
+            }),
             map((iso_code, space0, number), |(c, _, n)| format!("{c} {n}")),
             map(
                 (number, space0, alt((currency_word, lower_code))),
@@ -344,7 +353,10 @@ fn money(i: &str) -> Res<'_, (MentionKind, String)> {
 }
 
 fn currency(i: &str) -> Res<'_, (MentionKind, String)> {
-    map(alt((iso_code, currency_word)), |c| (MentionKind::Currency, c)).parse(i)
+    map(alt((iso_code, currency_word)), |c| {
+        (MentionKind::Currency, c)
+    })
+    .parse(i)
 }
 
 // ---- time -------------------------------------------------------------------
@@ -509,14 +521,13 @@ fn relative_date(i: &str) -> Res<'_, String> {
         tag_no_case("last"),
         tag_no_case("coming"),
     ));
-    let period = alt((
-        weekday,
-        kw("weekend"),
-        kw("week"),
-        kw("month"),
-        kw("year"),
-    ));
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let period = alt((weekday, kw("weekend"), kw("week"), kw("month"), kw("year")));
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
     alt((
         map(recognize((modifier, space1, period)), norm),
         map(
@@ -536,7 +547,13 @@ fn relative_date(i: &str) -> Res<'_, String> {
 fn date(i: &str) -> Res<'_, (MentionKind, String)> {
     let iso = map(
         verify(
-            (digits_n(4, 4), char('-'), digits_n(1, 2), char('-'), digits_n(1, 2)),
+            (
+                digits_n(4, 4),
+                char('-'),
+                digits_n(1, 2),
+                char('-'),
+                digits_n(1, 2),
+            ),
             |(_, _, m, _, d): &(&str, char, &str, char, &str)| {
                 (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
                     && (1..=31).contains(&d.parse::<u32>().unwrap_or(0))
@@ -721,7 +738,14 @@ fn quantity(i: &str) -> Res<'_, (MentionKind, String)> {
         |(_, _, n, _, _, _)| n,
     );
     let party_of = map(
-        (tag_no_case("party"), space1, tag_no_case("of"), space1, count, end_word),
+        (
+            tag_no_case("party"),
+            space1,
+            tag_no_case("of"),
+            space1,
+            count,
+            end_word,
+        ),
         |(_, _, _, _, n, _)| n,
     );
     let n_people = map((count, space1, party_noun), |(n, _, _)| n);
@@ -749,7 +773,12 @@ fn email(i: &str) -> Res<'_, (MentionKind, String)> {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
         .count();
-    while dom_len > 0 && dom.as_bytes().get(dom_len - 1).is_some_and(|b| *b == b'.' || *b == b'-') {
+    while dom_len > 0
+        && dom
+            .as_bytes()
+            .get(dom_len - 1)
+            .is_some_and(|b| *b == b'.' || *b == b'-')
+    {
         dom_len -= 1;
     }
     let d = dom.get(..dom_len).unwrap_or("");
@@ -795,7 +824,10 @@ fn url(i: &str) -> Res<'_, (MentionKind, String)> {
         )));
     }
     let s = i.get(..end).unwrap_or("");
-    Ok((i.get(end..).unwrap_or(""), (MentionKind::Url, s.to_string())))
+    Ok((
+        i.get(end..).unwrap_or(""),
+        (MentionKind::Url, s.to_string()),
+    ))
 }
 
 fn phone(i: &str) -> Res<'_, (MentionKind, String)> {
@@ -817,13 +849,7 @@ fn phone(i: &str) -> Res<'_, (MentionKind, String)> {
         sep,
         digits_n(4, 4),
     ));
-    let plain = recognize((
-        digits_n(3, 3),
-        sep,
-        digits_n(3, 3),
-        sep,
-        digits_n(4, 4),
-    ));
+    let plain = recognize((digits_n(3, 3), sep, digits_n(3, 3), sep, digits_n(4, 4)));
     let (rest, s) = verify(alt((intl, paren, plain)), |s: &str| {
         let n = s.chars().filter(char::is_ascii_digit).count();
         (7..=15).contains(&n)
@@ -900,7 +926,12 @@ mod tests {
             ("2026-12-01", Date, "2026-12-01", "2026-12-01"),
             ("Dec 1", Date, "--12-01", "Dec 1"),
             ("1 December", Date, "--12-01", "1 December"),
-            ("December 1st, 2026", Date, "2026-12-01", "December 1st, 2026"),
+            (
+                "December 1st, 2026",
+                Date,
+                "2026-12-01",
+                "December 1st, 2026",
+            ),
             ("12/01/2026", Date, "2026-12-01", "12/01/2026"),
             ("3 hours", Duration, "3 hour", "3 hours"),
             ("2 nights", Duration, "2 night", "2 nights"),
@@ -917,9 +948,24 @@ mod tests {
             ("for 2", Quantity, "2", "for 2"),
             ("3 people", Quantity, "3", "3 people"),
             ("a party of four", Quantity, "4", "party of four"),
-            ("mail bob.smith@example.com.", Email, "bob.smith@example.com", "bob.smith@example.com"),
-            ("see https://x.io/a?b=1).", Url, "https://x.io/a?b=1", "https://x.io/a?b=1"),
-            ("call +1 415 555 0100", Phone, "+14155550100", "+1 415 555 0100"),
+            (
+                "mail bob.smith@example.com.",
+                Email,
+                "bob.smith@example.com",
+                "bob.smith@example.com",
+            ),
+            (
+                "see https://x.io/a?b=1).",
+                Url,
+                "https://x.io/a?b=1",
+                "https://x.io/a?b=1",
+            ),
+            (
+                "call +1 415 555 0100",
+                Phone,
+                "+14155550100",
+                "+1 415 555 0100",
+            ),
             ("(415) 555-0100", Phone, "4155550100", "(415) 555-0100"),
             ("find 'Star Wars' now", Quoted, "Star Wars", "'Star Wars'"),
             ("title \"Dune\"", Quoted, "Dune", "\"Dune\""),
@@ -936,7 +982,10 @@ mod tests {
         let vals: Vec<_> = v.iter().map(|v| (v.kind, v.value.as_str())).collect();
         assert_eq!(
             vals,
-            [(MentionKind::Currency, "USD"), (MentionKind::Currency, "EUR")]
+            [
+                (MentionKind::Currency, "USD"),
+                (MentionKind::Currency, "EUR")
+            ]
         );
     }
 
@@ -955,7 +1004,9 @@ mod tests {
         ] {
             let v = scan(s);
             assert!(
-                v.iter().all(|v| v.kind != MentionKind::Quantity && v.kind != MentionKind::Time && v.kind != MentionKind::Quoted),
+                v.iter().all(|v| v.kind != MentionKind::Quantity
+                    && v.kind != MentionKind::Time
+                    && v.kind != MentionKind::Quoted),
                 "{s}: {v:?}"
             );
         }
