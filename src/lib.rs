@@ -16,4 +16,7 @@ pub use extract::{Extractor, LexEntry, Lexicon, TermKind, lemma, split_identifie
 pub use model::{
     Link, Mention, MentionKind, Param, Provenance, Resolved, Tool, ToolDescriptor, Violation,
 };
-pub use vocab as iri;
+/// Ontology IRIs as constants (`iri::ent::FLIGHT`, `iri::VERB`, …).
+pub mod iri {
+    pub use crate::vocab::*;
+}
