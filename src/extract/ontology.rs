@@ -20,6 +20,7 @@ fn text(t: Option<&Term>) -> Option<String> {
 
 /// Every verb, entity and instance label in `store`, as lexicon entries.
 #[allow(dead_code)] // used by the catalog and the integration tests
+#[allow(clippy::result_large_err)] // the crate-wide error type
 pub(crate) fn lexicon_entries(store: &Store) -> Result<Vec<LexEntry>> {
     let mut q = SparqlEvaluator::new()
         .parse_query(LEXICON_RQ)
