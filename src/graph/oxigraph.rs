@@ -356,6 +356,11 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             push(node.clone().into(), &rdf_type, nn(tg::DOMAIN)?.into(), &extracted);
             push(node.into(), &pref, Literal::new_simple_literal(&dom.label).into(), &extracted);
         }
+        for verb in &c.new_verbs {
+            let node: NamedOrBlankNode = nn(&verb.iri)?.into();
+            push(node.clone(), &rdf_type, nn(tg::VERB)?.into(), &extracted);
+            push(node, &pref, Literal::new_simple_literal(&verb.label).into(), &extracted);
+        }
         for term in &c.new_terms {
             let node: NamedOrBlankNode = nn(&term.iri)?.into();
             push(node.clone(), &rdf_type, nn(tg::ENTITY)?.into(), &extracted);

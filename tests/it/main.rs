@@ -3,6 +3,7 @@
 mod cli;
 mod common;
 mod eval;
+mod extract;
 mod import;
 mod rank;
 mod store;

@@ -1,0 +1,152 @@
+//! Extraction throughput on ~1 KB of realistic request text, over the real
+//! ontology's labels plus synthetic ones (about 5k labels in all).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use oxigraph::io::RdfFormat;
+use oxigraph::model::Term;
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::store::Store;
+use toolgraph::{Extractor, LexEntry, Lexicon, TermKind, iri};
+
+const REQUEST: &str = "Book me on Southwest flight 175 to Denver tomorrow at 8pm, under $300. \
+Then make a reservation at an Italian restaurant near Union Square for two at 7:30 pm on Friday, \
+and email the confirmation to alice@example.com or text +1 415 555 0100. \
+I also need a hotel room in New York for 2 nights from Dec 1 to Dec 3, 2026, budget 150 EUR per night; \
+convert USD to EUR and show the total. Cancel my old booking UA 921 if it is still active, \
+check the weather in San Francisco next Monday, and find movies playing near me tonight. \
+Please order a pizza for 3 people, pay with PayPal, and remind me 45 min before pickup. \
+Search 'cheap flights to Paris' on https://example.com/search?q=paris and list the airline seats \
+available; get_user_profile then MAKE_RESERVATION using convertCurrency. Schedule a meeting with Bob \
+at noon for 1 hour, and send the invoice to billing@acme.io before 2026-12-15.";
+
+fn text(t: Option<&Term>) -> Option<String> {
+    match t? {
+        Term::NamedNode(n) => Some(n.as_str().to_string()),
+        Term::Literal(l) => Some(l.value().to_string()),
+        _ => None,
+    }
+}
+
+fn ontology_entries() -> Vec<LexEntry> {
+    let Ok(store) = Store::new() else {
+        return Vec::new();
+    };
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/ontology");
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().extension().is_some_and(|x| x == "ttl")
+            && let Ok(f) = std::fs::File::open(e.path())
+        {
+            let _ = store.load_from_reader(RdfFormat::Turtle, f);
+        }
+    }
+    let q = include_str!("../queries/lexicon.rq");
+    let Ok(mut q) = SparqlEvaluator::new().parse_query(q) else {
+        return Vec::new();
+    };
+    q.dataset_mut().set_default_graph_as_union();
+    let Ok(QueryResults::Solutions(rows)) = q.on_store(&store).execute() else {
+        return Vec::new();
+    };
+    rows.flatten()
+        .filter_map(|r| {
+            let kind = match text(r.get("kind"))?.as_str() {
+                "verb" => TermKind::Verb,
+                "entity" => TermKind::Entity,
+                _ => TermKind::Instance {
+                    class: text(r.get("class"))?,
+                },
+            };
+            Some(LexEntry {
+                iri: text(r.get("node"))?,
+                label: text(r.get("label"))?,
+                kind,
+            })
+        })
+        .collect()
+}
+
+fn lexicon() -> Lexicon {
+    let mut es = ontology_entries();
+    let words = [
+        "account",
+        "order",
+        "flight",
+        "hotel",
+        "room",
+        "seat",
+        "ticket",
+        "invoice",
+        "payment",
+        "customer",
+        "restaurant",
+        "table",
+        "movie",
+        "weather",
+        "meeting",
+        "email",
+        "message",
+    ];
+    let mods = ["", "new ", "premium ", "airline ", "group ", "business "];
+    let verbs = [
+        "book",
+        "make a reservation",
+        "cancel",
+        "find",
+        "search",
+        "order",
+        "check",
+        "send",
+    ];
+    for v in verbs {
+        es.push(LexEntry {
+            label: v.into(),
+            iri: format!("{}{}", iri::VERB, v.replace(' ', "-")),
+            kind: TermKind::Verb,
+        });
+    }
+    for i in 0..5000usize {
+        let w = words[i % words.len()];
+        let m = mods[(i / words.len()) % mods.len()];
+        es.push(LexEntry {
+            label: format!("{m}{w} x{i}"),
+            iri: format!("{}Synthetic{i}", iri::ENT),
+            kind: TermKind::Entity,
+        });
+    }
+    for w in words {
+        es.push(LexEntry {
+            label: w.into(),
+            iri: format!("{}{w}", iri::ENT),
+            kind: TermKind::Entity,
+        });
+    }
+    es.push(LexEntry {
+        label: "Southwest".into(),
+        iri: format!("{}southwest", iri::BRAND),
+        kind: TermKind::Instance {
+            class: format!("{}Airline", iri::ENT),
+        },
+    });
+    Lexicon::new(es)
+}
+
+fn bench(c: &mut Criterion) {
+    let x = Extractor::new(lexicon());
+    let n = x.extract(REQUEST).len() as u64;
+    eprintln!(
+        "{} labels; {} bytes of request text -> {n} mentions",
+        x.lexicon().len(),
+        REQUEST.len()
+    );
+    let mut g = c.benchmark_group("extract");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("mentions_1kb", |b| b.iter(|| x.extract(black_box(REQUEST))));
+    g.throughput(Throughput::Bytes(REQUEST.len() as u64));
+    g.bench_function("bytes_1kb", |b| b.iter(|| x.extract(black_box(REQUEST))));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
