@@ -559,9 +559,11 @@ fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
         }
     };
     let scratch = OxigraphStore::memory()?;
-    scratch
-        .load_unchecked(&sources)
-        .context("loading into a scratch store")?;
+    if let Err(e) = scratch.load_unchecked(&sources) {
+        // Syntax errors print as `file:line:col: message`.
+        eprintln!("{e}");
+        return Ok(ExitCode::FAILURE);
+    }
     let violations = scratch.validate()?;
     if violations.is_empty() {
         println!(
