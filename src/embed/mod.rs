@@ -6,6 +6,8 @@
 //! What text is embedded for a tool is decided in one place:
 //! [`embedding_text`].
 
+#![allow(clippy::result_large_err)] // crate::Error carries a Location; errors are cold
+
 mod double;
 mod fastembed;
 mod index;
