@@ -74,7 +74,7 @@ impl Catalog {
                     .enumerate()
                     .map(|(i, id)| (id.as_str(), i))
                     .collect();
-                tools.iter().map(|t| rows.get(t.iri.as_str()).copied()).collect()
+                tools.iter().map(|t| rows.get(t.id.as_str()).copied()).collect()
             }
             None => vec![None; tools.len()],
         };

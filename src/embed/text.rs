@@ -1,0 +1,170 @@
+//! The one recipe for the text a tool is embedded as.
+
+use crate::{Link, Tool};
+
+/// The text embedded for `tool`. Changing this recipe changes every content
+/// hash, so the next [`crate::sync_index`] re-embeds every tool.
+///
+/// Recipe, one line per part, empty parts left out:
+/// 1. the name split into words (`Movies_1_FindMovies` → `movies 1 find movies`);
+/// 2. the description, whitespace collapsed;
+/// 3. `Parameters: ` then each parameter as `<split name>: <description>`,
+///    joined by `; `;
+/// 4. `Actions: `, `Things: `, `Domains: ` with the labels of the verb,
+///    entity and domain links of the constellation (deduplicated, in order),
+///    joined by `. `.
+///
+/// The name and description come first: the model reads at most 256 tokens.
+pub fn embedding_text(tool: &Tool) -> String {
+    let mut lines: Vec<String> = Vec::with_capacity(4);
+    let name = split_identifier(&tool.name);
+    if !name.is_empty() {
+        lines.push(name);
+    }
+    let description = collapse_ws(&tool.description);
+    if !description.is_empty() {
+        lines.push(description);
+    }
+    let params: Vec<String> = tool
+        .params
+        .iter()
+        .filter_map(|p| {
+            let name = split_identifier(&p.name);
+            let desc = collapse_ws(&p.description);
+            match (name.is_empty(), desc.is_empty()) {
+                (true, true) => None,
+                (false, true) => Some(name),
+                (true, false) => Some(desc),
+                (false, false) => Some(format!("{name}: {desc}")),
+            }
+        })
+        .collect();
+    if !params.is_empty() {
+        lines.push(format!("Parameters: {}", params.join("; ")));
+    }
+    let mut labels: Vec<String> = Vec::with_capacity(3);
+    for (head, links) in [
+        ("Actions", &tool.verbs),
+        ("Things", &tool.entities),
+        ("Domains", &tool.domains),
+    ] {
+        let l = unique_labels(links);
+        if !l.is_empty() {
+            labels.push(format!("{head}: {}", l.join(", ")));
+        }
+    }
+    if !labels.is_empty() {
+        lines.push(labels.join(". "));
+    }
+    lines.join("\n")
+}
+
+fn unique_labels(links: &[Link]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(links.len());
+    for link in links {
+        let label = collapse_ws(&link.label);
+        if !label.is_empty() && !out.contains(&label) {
+            out.push(label);
+        }
+    }
+    out
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Splits a snake_case, kebab-case or camelCase identifier into lowercase
+/// words: `getHTTPResponse_v2` → `get http response v2`.
+pub(crate) fn split_identifier(name: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for part in name.split(|c: char| !c.is_alphanumeric()) {
+        let chars: Vec<char> = part.chars().collect();
+        let mut word = String::new();
+        for (i, &c) in chars.iter().enumerate() {
+            let prev = i.checked_sub(1).and_then(|j| chars.get(j)).copied();
+            let next = chars.get(i + 1).copied();
+            let boundary = c.is_uppercase()
+                && prev.is_some_and(|p| {
+                    p.is_lowercase()
+                        || p.is_numeric()
+                        || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                });
+            if boundary && !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            word.extend(c.to_lowercase());
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Param, Provenance};
+
+    #[test]
+    fn splits_snake_camel_and_acronyms() {
+        assert_eq!(
+            split_identifier("airline_seat_reserve"),
+            "airline seat reserve"
+        );
+        assert_eq!(
+            split_identifier("Movies_1_FindMovies"),
+            "movies 1 find movies"
+        );
+        assert_eq!(split_identifier("getHTTPResponse"), "get http response");
+        assert_eq!(split_identifier("list-v2Items"), "list v2 items");
+        assert_eq!(split_identifier("sha256"), "sha256");
+        assert_eq!(split_identifier("__"), "");
+        assert_eq!(split_identifier("ÉtéRésumé"), "été résumé");
+    }
+
+    fn link(label: &str) -> Link {
+        Link {
+            iri: format!("urn:x:{label}"),
+            label: label.into(),
+            provenance: Provenance::Curated,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn recipe_has_name_description_params_and_labels() {
+        let tool = Tool {
+            id: "t1".into(),
+            name: "airline_seatReserve".into(),
+            description: "Reserve  a seat\n on a flight.".into(),
+            params: vec![
+                Param {
+                    name: "flightNumber".into(),
+                    description: "The flight".into(),
+                    ..Default::default()
+                },
+                Param {
+                    name: "seat".into(),
+                    ..Default::default()
+                },
+            ],
+            verbs: vec![link("book"), link("book")],
+            entities: vec![link("flight"), link("seat")],
+            domains: vec![link("travel")],
+            ..Default::default()
+        };
+        assert_eq!(
+            embedding_text(&tool),
+            "airline seat reserve\nReserve a seat on a flight.\n\
+             Parameters: flight number: The flight; seat\n\
+             Actions: book. Things: flight, seat. Domains: travel"
+        );
+    }
+
+    #[test]
+    fn empty_tool_gives_empty_text() {
+        assert_eq!(embedding_text(&Tool::default()), "");
+    }
+}
