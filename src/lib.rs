@@ -23,7 +23,10 @@ mod server;
 mod vocab;
 
 pub use constellation::{Constellation, NewTerm, build as build_constellation, tool_iri};
-pub use embed::{Embedder, FastEmbedder, HashEmbedder, SyncReport, default_model_dir};
+pub use embed::{
+    Embedder, FastEmbedder, HashEmbedder, IndexHealth, SyncReport, VectorIndex, default_model_dir,
+    embedding_text, index_health, sync_index,
+};
 pub use engine::{
     Decision, Embeddings, Engine, EngineOptions, LoadOutcome, Match, ResolveRequest, Resolution,
     SearchRequest, SearchResponse, collect_files, constellation_dot, constellation_summary,

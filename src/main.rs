@@ -521,12 +521,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Index { json } => {
-            let engine = open(g, true)?;
-            let sync = engine.last_sync();
+            // Read the index as stored, without re-embedding anything.
+            let engine = open(g, false)?;
+            let Some(data) = data_dir(g) else {
+                bail!("the vector index lives in the data dir; --memory has none");
+            };
+            let dir = g.model_dir.clone().unwrap_or_else(toolgraph::default_model_dir);
+            let model = toolgraph::FastEmbedder::load(&dir)?;
+            let health = toolgraph::index_health(
+                &data.join("vectors"),
+                &engine.tools(),
+                toolgraph::Embedder::model_id(&model),
+            )?;
             if json {
-                print_json(&sync)?;
+                print_json(&health)?;
             } else {
-                println!("{}", sync_line(sync.as_ref()));
+                println!(
+                    "vectors: {} (dim {}), model {}, stale {}",
+                    health.count, health.dim, health.model_id, health.stale
+                );
             }
         }
     }
