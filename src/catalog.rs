@@ -74,7 +74,10 @@ impl Catalog {
                     .enumerate()
                     .map(|(i, id)| (id.as_str(), i))
                     .collect();
-                tools.iter().map(|t| rows.get(t.id.as_str()).copied()).collect()
+                tools
+                    .iter()
+                    .map(|t| rows.get(t.id.as_str()).copied())
+                    .collect()
             }
             None => vec![None; tools.len()],
         };
@@ -164,10 +167,10 @@ impl Catalog {
         let mut dfs = DfsPostOrder::new(&graph, idx);
         let mut out = Vec::new();
         while let Some(n) = dfs.next(&graph) {
-            if n != idx {
-                if let Some(t) = self.tools.get(n) {
-                    out.push(t.name.clone());
-                }
+            if n != idx
+                && let Some(t) = self.tools.get(n)
+            {
+                out.push(t.name.clone());
             }
         }
         out

@@ -296,7 +296,12 @@ impl Engine {
             let fmt = match format {
                 Some(f) => f,
                 None => detect_format(path, &text).ok_or_else(|| {
-                    Error::parse(&name, None, None, "cannot tell the format (use --format turtle|mcp|openapi|jsonl)")
+                    Error::parse(
+                        &name,
+                        None,
+                        None,
+                        "cannot tell the format (use --format turtle|mcp|openapi|jsonl)",
+                    )
                 })?,
             };
             match fmt {
@@ -317,8 +322,10 @@ impl Engine {
             }
             let extractor = Extractor::new(Lexicon::new(lexicon));
             for (name, descriptors) in manifests {
-                let items: Vec<Constellation> =
-                    descriptors.par_iter().map(|d| build(d, &extractor)).collect();
+                let items: Vec<Constellation> = descriptors
+                    .par_iter()
+                    .map(|d| build(d, &extractor))
+                    .collect();
                 sources.push(Source {
                     name,
                     data: SourceData::Constellations(items),
@@ -373,7 +380,11 @@ impl Engine {
     pub fn request_text(req: &SearchRequest) -> String {
         match &req.verb {
             Some(v) if !v.trim().is_empty() => {
-                format!("{} {}", crate::extract::split_identifier(v).join(" "), req.text)
+                format!(
+                    "{} {}",
+                    crate::extract::split_identifier(v).join(" "),
+                    req.text
+                )
             }
             _ => req.text.clone(),
         }
@@ -422,7 +433,7 @@ impl Engine {
         let graph = if use_graph {
             let nodes = rank::request_nodes(&all_mentions);
             let hits = self.store.candidates(&nodes)?;
-            rank::graph_scores(&catalog, &all_mentions, &hits)
+            rank::graph_scores(&catalog, &all_mentions, mentions.len(), &hits)
         } else {
             Default::default()
         };
@@ -639,7 +650,10 @@ pub fn constellation_dot(t: &Tool) -> String {
     fn q(s: &str) -> String {
         format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
     }
-    let mut out = format!("digraph constellation {{\n  rankdir=LR;\n  {} [shape=box, style=bold];\n", q(&t.name));
+    let mut out = format!(
+        "digraph constellation {{\n  rankdir=LR;\n  {} [shape=box, style=bold];\n",
+        q(&t.name)
+    );
     let mut edge = |label: &str, target: &str, extracted: bool| {
         out.push_str(&format!(
             "  {} -> {} [label={}{}];\n",
@@ -650,13 +664,25 @@ pub fn constellation_dot(t: &Tool) -> String {
         ));
     };
     for l in &t.verbs {
-        edge("performs", &l.label, l.provenance == crate::Provenance::Extracted);
+        edge(
+            "performs",
+            &l.label,
+            l.provenance == crate::Provenance::Extracted,
+        );
     }
     for l in &t.entities {
-        edge("actsOn", &l.label, l.provenance == crate::Provenance::Extracted);
+        edge(
+            "actsOn",
+            &l.label,
+            l.provenance == crate::Provenance::Extracted,
+        );
     }
     for l in &t.domains {
-        edge("inDomain", &l.label, l.provenance == crate::Provenance::Extracted);
+        edge(
+            "inDomain",
+            &l.label,
+            l.provenance == crate::Provenance::Extracted,
+        );
     }
     for l in &t.categories {
         edge("inCategory", &l.label, false);

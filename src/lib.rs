@@ -28,7 +28,7 @@ pub use embed::{
     embedding_text, index_health, sync_index,
 };
 pub use engine::{
-    Decision, Embeddings, Engine, EngineOptions, LoadOutcome, Match, ResolveRequest, Resolution,
+    Decision, Embeddings, Engine, EngineOptions, LoadOutcome, Match, Resolution, ResolveRequest,
     SearchRequest, SearchResponse, collect_files, constellation_dot, constellation_summary,
     constellations_of,
 };

@@ -1,3 +1,4 @@
+#![allow(clippy::result_large_err)] // the library error carries its location; cold path
 //! The `toolgraph` command line.
 
 use anyhow::{Context, Result, bail};
@@ -11,7 +12,11 @@ use toolgraph::{
 };
 
 #[derive(Parser, Debug)]
-#[command(name = "toolgraph", version, about = "Find and disambiguate the right tool for an AI planner")]
+#[command(
+    name = "toolgraph",
+    version,
+    about = "Find and disambiguate the right tool for an AI planner"
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -222,12 +227,20 @@ fn embeddings_of(g: &Global) -> Embeddings {
     if g.no_embed {
         Embeddings::Off
     } else {
-        Embeddings::Model(g.model_dir.clone().unwrap_or_else(toolgraph::default_model_dir))
+        Embeddings::Model(
+            g.model_dir
+                .clone()
+                .unwrap_or_else(toolgraph::default_model_dir),
+        )
     }
 }
 
 fn open(g: &Global, embed: bool) -> Result<Engine> {
-    let embeddings = if embed { embeddings_of(g) } else { Embeddings::Off };
+    let embeddings = if embed {
+        embeddings_of(g)
+    } else {
+        Embeddings::Off
+    };
     let mut opts = EngineOptions::memory(embeddings);
     opts.data_dir = data_dir(g);
     opts.progress = std::io::stderr().is_terminal();
@@ -297,8 +310,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 for t in &tools {
                     let verbs: Vec<&str> = t.verbs.iter().map(|l| l.label.as_str()).collect();
-                    let ents: Vec<&str> =
-                        t.entities.iter().take(4).map(|l| l.label.as_str()).collect();
+                    let ents: Vec<&str> = t
+                        .entities
+                        .iter()
+                        .take(4)
+                        .map(|l| l.label.as_str())
+                        .collect();
                     println!(
                         "{:<32} {:<12} {}{}",
                         t.name,
@@ -379,7 +396,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         m.details.graph,
                         m.details.dense,
                         m.details.lexical,
-                        if m.details.exact_name { "  exact name" } else { "" }
+                        if m.details.exact_name {
+                            "  exact name"
+                        } else {
+                            ""
+                        }
                     );
                     if explain {
                         if let Some(d) = &m.details.decided_by {
@@ -393,8 +414,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         println!("      first: {}", m.prerequisites.join(" -> "));
                     }
                 }
-                if resp.ambiguous {
-                    if let Some(c) = &resp.clarify {
+                if resp.ambiguous
+                    && let Some(c) = &resp.clarify
+                {
+                    {
                         println!("ambiguous: {}", c.question);
                         for ct in &c.contenders {
                             println!("  {}: {}", ct.tool, ct.facts.join(", "));
@@ -483,7 +506,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Embed { text, json } => {
-            let dir = g.model_dir.clone().unwrap_or_else(toolgraph::default_model_dir);
+            let dir = g
+                .model_dir
+                .clone()
+                .unwrap_or_else(toolgraph::default_model_dir);
             let embedder = toolgraph::FastEmbedder::load(&dir)?;
             let v = toolgraph::Embedder::embed_query(&embedder, &text)?;
             let out = serde_json::json!({
@@ -506,17 +532,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Eval(args) => return eval(g, args),
         Command::Calibrate { dataset, json } => {
-            let report = toolgraph::eval::calibrate(&dataset, embeddings_of(g), std::io::stderr().is_terminal())?;
+            let report = toolgraph::eval::calibrate(
+                &dataset,
+                embeddings_of(g),
+                std::io::stderr().is_terminal(),
+            )?;
             if json {
                 print_json(&report)?;
             } else {
                 println!(
                     "calibration on {} samples ({} correct): weights {:?}\nlog-loss {:.3}, ECE {:.3}",
-                    report.samples, report.positives, report.calibration.weights, report.log_loss, report.ece
+                    report.samples,
+                    report.positives,
+                    report.calibration.weights,
+                    report.log_loss,
+                    report.ece
                 );
                 println!("bin        n   mean conf  accuracy");
                 for b in &report.bins {
-                    println!("{:.1}-{:.1} {:>5}   {:.3}      {:.3}", b.lo, b.hi, b.count, b.mean_confidence, b.accuracy);
+                    println!(
+                        "{:.1}-{:.1} {:>5}   {:.3}      {:.3}",
+                        b.lo, b.hi, b.count, b.mean_confidence, b.accuracy
+                    );
                 }
             }
         }
@@ -526,7 +563,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let Some(data) = data_dir(g) else {
                 bail!("the vector index lives in the data dir; --memory has none");
             };
-            let dir = g.model_dir.clone().unwrap_or_else(toolgraph::default_model_dir);
+            let dir = g
+                .model_dir
+                .clone()
+                .unwrap_or_else(toolgraph::default_model_dir);
             let model = toolgraph::FastEmbedder::load(&dir)?;
             let health = toolgraph::index_health(
                 &data.join("vectors"),
@@ -554,7 +594,11 @@ fn sync_line(s: Option<&toolgraph::SyncReport>) -> String {
             s.embedded,
             s.reused,
             s.dropped,
-            if s.full_reindex { ", full re-index" } else { "" },
+            if s.full_reindex {
+                ", full re-index"
+            } else {
+                ""
+            },
             s.model_id
         ),
         None => "vectors: off".into(),
@@ -599,11 +643,18 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     let modes: Vec<Mode> = if args.mode == "all" {
         vec![Mode::Joint, Mode::Graph, Mode::Dense, Mode::Lexical]
     } else {
-        args.mode.split(',').map(|m| m.parse()).collect::<Result<_, _>>()?
+        args.mode
+            .split(',')
+            .map(|m| m.parse())
+            .collect::<Result<_, _>>()?
     };
     let progress = std::io::stderr().is_terminal();
     let needs_model = modes.iter().any(|m| matches!(m, Mode::Joint | Mode::Dense));
-    let embeddings = if needs_model { embeddings_of(g) } else { Embeddings::Off };
+    let embeddings = if needs_model {
+        embeddings_of(g)
+    } else {
+        Embeddings::Off
+    };
     let engine = eval::engine_for(&args.tools, embeddings.clone(), progress)?;
     let name = eval::dataset_name(&args.tools);
     let mut reports = Vec::new();
@@ -612,7 +663,10 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
         if let Some(n) = args.sample {
             queries = eval::sample(&queries, n, args.seed);
         }
-        let stem = qfile.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = qfile
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let dataset = match stem.strip_prefix("queries_") {
             Some(sub) => format!("{name}/{sub}"),
             None => name.clone(),
@@ -622,8 +676,15 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             tools: args.tools.clone(),
             queries,
             modes: modes.clone(),
-            setting: if args.candidates { Setting::Candidates } else { Setting::Global },
-            options: EvalOptions { match_by_name: args.match_by_name, k_max: 10 },
+            setting: if args.candidates {
+                Setting::Candidates
+            } else {
+                Setting::Global
+            },
+            options: EvalOptions {
+                match_by_name: args.match_by_name,
+                k_max: 10,
+            },
             embeddings: embeddings.clone(),
             progress,
             rank: None,
@@ -636,12 +697,16 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
         println!("{}", eval::to_markdown(&reports));
     }
     if let Some(out) = &args.out {
-        std::fs::write(out, eval::to_markdown(&reports)).with_context(|| format!("writing {}", out.display()))?;
+        std::fs::write(out, eval::to_markdown(&reports))
+            .with_context(|| format!("writing {}", out.display()))?;
     }
     let mut all = reports.clone();
     if let Some(path) = &args.append {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
         for r in &reports {
             writeln!(f, "{}", serde_json::to_string(r)?)?;
@@ -656,14 +721,22 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
         eval::plot_svg(&all, "top1", plot)?;
     }
     if let Some(path) = &args.baseline {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let baseline: Vec<toolgraph::eval::Report> = text
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(serde_json::from_str)
             .collect::<Result<_, _>>()
             .with_context(|| format!("parsing {}", path.display()))?;
-        let baseline: Vec<_> = baseline.into_iter().filter(|b| reports.iter().any(|r| r.dataset == b.dataset && r.setting == b.setting)).collect();
+        let baseline: Vec<_> = baseline
+            .into_iter()
+            .filter(|b| {
+                reports
+                    .iter()
+                    .any(|r| r.dataset == b.dataset && r.setting == b.setting)
+            })
+            .collect();
         let regressions = eval::compare_to_baseline(&reports, &baseline, args.max_drop);
         if !regressions.is_empty() {
             for r in &regressions {
@@ -672,10 +745,19 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
                     r.dataset, r.setting, r.tag, r.metric, r.baseline, r.current
                 );
             }
-            eprintln!("{} metric(s) dropped more than {:.2} below {}", regressions.len(), args.max_drop, path.display());
+            eprintln!(
+                "{} metric(s) dropped more than {:.2} below {}",
+                regressions.len(),
+                args.max_drop,
+                path.display()
+            );
             return Ok(ExitCode::FAILURE);
         }
-        eprintln!("accuracy gate: no metric dropped more than {:.2} below {}", args.max_drop, path.display());
+        eprintln!(
+            "accuracy gate: no metric dropped more than {:.2} below {}",
+            args.max_drop,
+            path.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -88,7 +88,10 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
             spec.setting.as_str()
         )));
     }
-    let needs_dense = spec.modes.iter().any(|m| matches!(m, Mode::Joint | Mode::Dense));
+    let needs_dense = spec
+        .modes
+        .iter()
+        .any(|m| matches!(m, Mode::Joint | Mode::Dense));
     let vectors: HashMap<String, Vec<f32>> = if needs_dense {
         let texts: Vec<String> = queries.iter().map(request_text).collect();
         match engine.embed_queries(&texts)? {

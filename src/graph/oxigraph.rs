@@ -14,9 +14,7 @@ use crate::model::{Link, Param, Provenance, Tool, Violation};
 use crate::vocab::{self, tg};
 use crate::{Constellation, Error, Result};
 use oxigraph::io::{RdfFormat, RdfParser};
-use oxigraph::model::{
-    BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term,
-};
+use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 use oxigraph::sparql::{QueryResults, SparqlEvaluator};
 use oxigraph::store::{Store, Transaction};
 use spargebra::algebra::GraphPattern;
@@ -34,18 +32,54 @@ const Q_CONSTELLATION: &str = include_str!("../../queries/constellation.rq");
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
 pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
-    ("tool_without_verb", include_str!("../../queries/validate/tool_without_verb.rq")),
-    ("tool_without_name", include_str!("../../queries/validate/tool_without_name.rq")),
-    ("tool_without_description", include_str!("../../queries/validate/tool_without_description.rq")),
-    ("undefined_verb", include_str!("../../queries/validate/undefined_verb.rq")),
-    ("undefined_entity", include_str!("../../queries/validate/undefined_entity.rq")),
-    ("undefined_dependency", include_str!("../../queries/validate/undefined_dependency.rq")),
-    ("dependency_cycle", include_str!("../../queries/validate/dependency_cycle.rq")),
-    ("duplicate_tool_name", include_str!("../../queries/validate/duplicate_tool_name.rq")),
-    ("label_missing", include_str!("../../queries/validate/label_missing.rq")),
-    ("broader_cycle", include_str!("../../queries/validate/broader_cycle.rq")),
-    ("instance_without_class", include_str!("../../queries/validate/instance_without_class.rq")),
-    ("undefined_profile_tool", include_str!("../../queries/validate/undefined_profile_tool.rq")),
+    (
+        "tool_without_verb",
+        include_str!("../../queries/validate/tool_without_verb.rq"),
+    ),
+    (
+        "tool_without_name",
+        include_str!("../../queries/validate/tool_without_name.rq"),
+    ),
+    (
+        "tool_without_description",
+        include_str!("../../queries/validate/tool_without_description.rq"),
+    ),
+    (
+        "undefined_verb",
+        include_str!("../../queries/validate/undefined_verb.rq"),
+    ),
+    (
+        "undefined_entity",
+        include_str!("../../queries/validate/undefined_entity.rq"),
+    ),
+    (
+        "undefined_dependency",
+        include_str!("../../queries/validate/undefined_dependency.rq"),
+    ),
+    (
+        "dependency_cycle",
+        include_str!("../../queries/validate/dependency_cycle.rq"),
+    ),
+    (
+        "duplicate_tool_name",
+        include_str!("../../queries/validate/duplicate_tool_name.rq"),
+    ),
+    (
+        "label_missing",
+        include_str!("../../queries/validate/label_missing.rq"),
+    ),
+    (
+        "broader_cycle",
+        include_str!("../../queries/validate/broader_cycle.rq"),
+    ),
+    (
+        "instance_without_class",
+        include_str!("../../queries/validate/instance_without_class.rq"),
+    ),
+    (
+        "undefined_profile_tool",
+        include_str!("../../queries/validate/undefined_profile_tool.rq"),
+    ),
 ];
 
 /// oxigraph-backed store.
@@ -132,6 +166,9 @@ fn bind_values(query: &str, var: &str, iris: &[String]) -> Result<spargebra::Que
     Ok(parsed)
 }
 
+/// Pushes the VALUES table down to where it binds: through solution
+/// modifiers, into every UNION branch, and under BIND/FILTER, so each branch
+/// starts from the bound nodes instead of scanning the whole graph.
 fn inject(pattern: &mut GraphPattern, values: GraphPattern) {
     match pattern {
         GraphPattern::Project { inner, .. }
@@ -139,7 +176,13 @@ fn inject(pattern: &mut GraphPattern, values: GraphPattern) {
         | GraphPattern::Reduced { inner }
         | GraphPattern::Slice { inner, .. }
         | GraphPattern::OrderBy { inner, .. }
-        | GraphPattern::Group { inner, .. } => inject(inner, values),
+        | GraphPattern::Group { inner, .. }
+        | GraphPattern::Extend { inner, .. }
+        | GraphPattern::Filter { inner, .. } => inject(inner, values),
+        GraphPattern::Union { left, right } => {
+            inject(left, values.clone());
+            inject(right, values);
+        }
         other => {
             let right = std::mem::replace(other, GraphPattern::Bgp { patterns: vec![] });
             *other = GraphPattern::Join {
@@ -220,7 +263,12 @@ impl OxigraphStore {
     }
 
     fn select(&self, query: spargebra::Query) -> Result<Rows> {
-        collect_rows(prepared(query).on_store(&self.store).execute().map_err(sparql_err)?)
+        collect_rows(
+            prepared(query)
+                .on_store(&self.store)
+                .execute()
+                .map_err(sparql_err)?,
+        )
     }
 
     fn select_fixed(&self, query: &str) -> Result<Rows> {
@@ -286,15 +334,27 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
     let mut push = |s: NamedOrBlankNode, pred: &NamedNode, o: Term, g: &GraphName| {
         quads.push(Quad::new(s, pred.clone(), o, g.clone()));
     };
-    let by_id: HashMap<&str, &Constellation> =
-        items.iter().map(|c| (c.descriptor.id.as_str(), c)).collect();
+    let by_id: HashMap<&str, &Constellation> = items
+        .iter()
+        .map(|c| (c.descriptor.id.as_str(), c))
+        .collect();
     for c in items {
         let d = &c.descriptor;
         let tool: NamedOrBlankNode = nn(&c.iri)?.into();
         push(tool.clone(), &rdf_type, nn(tg::TOOL)?.into(), &curated);
-        push(tool.clone(), &p(tg::NAME)?, Literal::new_simple_literal(&d.name).into(), &curated);
+        push(
+            tool.clone(),
+            &p(tg::NAME)?,
+            Literal::new_simple_literal(&d.name).into(),
+            &curated,
+        );
         let label = d.title.clone().unwrap_or_else(|| d.name.clone());
-        push(tool.clone(), &pref, Literal::new_simple_literal(label).into(), &curated);
+        push(
+            tool.clone(),
+            &pref,
+            Literal::new_simple_literal(label).into(),
+            &curated,
+        );
         push(
             tool.clone(),
             &p(tg::DESCRIPTION)?,
@@ -302,18 +362,47 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             &curated,
         );
         if !d.source.is_empty() {
-            push(tool.clone(), &p(tg::SOURCE)?, Literal::new_simple_literal(&d.source).into(), &curated);
+            push(
+                tool.clone(),
+                &p(tg::SOURCE)?,
+                Literal::new_simple_literal(&d.source).into(),
+                &curated,
+            );
         }
-        let ro_graph = if d.read_only.is_some() { &curated } else { &extracted };
-        push(tool.clone(), &p(tg::READ_ONLY)?, Literal::from(c.read_only).into(), ro_graph);
+        let ro_graph = if d.read_only.is_some() {
+            &curated
+        } else {
+            &extracted
+        };
+        push(
+            tool.clone(),
+            &p(tg::READ_ONLY)?,
+            Literal::from(c.read_only).into(),
+            ro_graph,
+        );
         if let Some(destructive) = d.destructive {
-            push(tool.clone(), &p(tg::DESTRUCTIVE)?, Literal::from(destructive).into(), &curated);
+            push(
+                tool.clone(),
+                &p(tg::DESTRUCTIVE)?,
+                Literal::from(destructive).into(),
+                &curated,
+            );
         }
         for param in &d.params {
             let node: NamedOrBlankNode = BlankNode::default().into();
-            push(tool.clone(), &p(tg::PARAMETER_PROP)?, node.clone().into(), &curated);
+            push(
+                tool.clone(),
+                &p(tg::PARAMETER_PROP)?,
+                node.clone().into(),
+                &curated,
+            );
             push(node.clone(), &rdf_type, nn(tg::PARAMETER)?.into(), &curated);
-            push(node.clone(), &p(tg::PARAM_NAME)?, Literal::new_simple_literal(&param.name).into(), &curated);
+            push(
+                node.clone(),
+                &p(tg::PARAM_NAME)?,
+                Literal::new_simple_literal(&param.name).into(),
+                &curated,
+            );
             if !param.description.is_empty() {
                 push(
                     node.clone(),
@@ -323,48 +412,117 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                 );
             }
             if let Some(ty) = &param.ty {
-                push(node.clone(), &p(tg::PARAM_TYPE)?, Literal::new_simple_literal(ty).into(), &curated);
+                push(
+                    node.clone(),
+                    &p(tg::PARAM_TYPE)?,
+                    Literal::new_simple_literal(ty).into(),
+                    &curated,
+                );
             }
-            push(node, &p(tg::PARAM_REQUIRED)?, Literal::from(param.required).into(), &curated);
+            push(
+                node,
+                &p(tg::PARAM_REQUIRED)?,
+                Literal::from(param.required).into(),
+                &curated,
+            );
         }
         for dep in &d.depends_on {
             let target = match by_id.get(dep.as_str()) {
                 Some(other) => other.iri.clone(),
                 None => crate::tool_iri(dep),
             };
-            push(tool.clone(), &p(tg::DEPENDS_ON)?, nn(&target)?.into(), &curated);
+            push(
+                tool.clone(),
+                &p(tg::DEPENDS_ON)?,
+                nn(&target)?.into(),
+                &curated,
+            );
         }
         for integration in &d.integrations {
             let node = nn(&format!("{}{}", vocab::INTEGRATION, slug(integration)))?;
-            push(tool.clone(), &p(tg::REQUIRES_INTEGRATION)?, node.clone().into(), &curated);
-            push(node.clone().into(), &rdf_type, nn(tg::INTEGRATION)?.into(), &curated);
-            push(node.into(), &pref, Literal::new_simple_literal(integration).into(), &curated);
+            push(
+                tool.clone(),
+                &p(tg::REQUIRES_INTEGRATION)?,
+                node.clone().into(),
+                &curated,
+            );
+            push(
+                node.clone().into(),
+                &rdf_type,
+                nn(tg::INTEGRATION)?.into(),
+                &curated,
+            );
+            push(
+                node.into(),
+                &pref,
+                Literal::new_simple_literal(integration).into(),
+                &curated,
+            );
         }
         for verb in &c.verbs {
-            push(tool.clone(), &p(tg::PERFORMS)?, nn(&verb.iri)?.into(), &extracted);
+            push(
+                tool.clone(),
+                &p(tg::PERFORMS)?,
+                nn(&verb.iri)?.into(),
+                &extracted,
+            );
         }
         for (i, ent) in c.entities.iter().enumerate() {
-            let rel = if ent.weight >= 0.5 { tg::ACTS_ON } else { tg::MENTIONS };
+            let rel = if ent.weight >= 0.5 {
+                tg::ACTS_ON
+            } else {
+                tg::MENTIONS
+            };
             push(tool.clone(), &p(rel)?, nn(&ent.iri)?.into(), &extracted);
             if i == 0 && ent.weight >= 0.9 {
-                push(tool.clone(), &p(tg::PRIMARY_ENTITY)?, nn(&ent.iri)?.into(), &extracted);
+                push(
+                    tool.clone(),
+                    &p(tg::PRIMARY_ENTITY)?,
+                    nn(&ent.iri)?.into(),
+                    &extracted,
+                );
             }
         }
         for dom in &c.domains {
             let node = nn(&dom.iri)?;
-            push(tool.clone(), &p(tg::IN_DOMAIN)?, node.clone().into(), &extracted);
-            push(node.clone().into(), &rdf_type, nn(tg::DOMAIN)?.into(), &extracted);
-            push(node.into(), &pref, Literal::new_simple_literal(&dom.label).into(), &extracted);
+            push(
+                tool.clone(),
+                &p(tg::IN_DOMAIN)?,
+                node.clone().into(),
+                &extracted,
+            );
+            push(
+                node.clone().into(),
+                &rdf_type,
+                nn(tg::DOMAIN)?.into(),
+                &extracted,
+            );
+            push(
+                node.into(),
+                &pref,
+                Literal::new_simple_literal(&dom.label).into(),
+                &extracted,
+            );
         }
         for verb in &c.new_verbs {
             let node: NamedOrBlankNode = nn(&verb.iri)?.into();
             push(node.clone(), &rdf_type, nn(tg::VERB)?.into(), &extracted);
-            push(node, &pref, Literal::new_simple_literal(&verb.label).into(), &extracted);
+            push(
+                node,
+                &pref,
+                Literal::new_simple_literal(&verb.label).into(),
+                &extracted,
+            );
         }
         for term in &c.new_terms {
             let node: NamedOrBlankNode = nn(&term.iri)?.into();
             push(node.clone(), &rdf_type, nn(tg::ENTITY)?.into(), &extracted);
-            push(node.clone(), &pref, Literal::new_simple_literal(&term.label).into(), &extracted);
+            push(
+                node.clone(),
+                &pref,
+                Literal::new_simple_literal(&term.label).into(),
+                &extracted,
+            );
             for b in &term.broader {
                 push(node.clone(), &broader, nn(b)?.into(), &extracted);
             }
@@ -392,7 +550,9 @@ impl OxigraphStore {
         let mut transaction = self.store.start_transaction().map_err(store_err)?;
         for (name, quads) in &parsed {
             for graph in [source_graph(name), extracted_graph(name)] {
-                transaction.remove_named_graph(&nn(&graph)?).map_err(store_err)?;
+                transaction
+                    .remove_named_graph(&nn(&graph)?)
+                    .map_err(store_err)?;
             }
             transaction.extend(quads.iter());
         }
@@ -414,7 +574,6 @@ impl OxigraphStore {
             tools: self.select_fixed(Q_TOOLS)?.len(),
         })
     }
-
 }
 
 impl GraphStore for OxigraphStore {
@@ -431,7 +590,9 @@ impl GraphStore for OxigraphStore {
         let mut transaction = self.store.start_transaction().map_err(store_err)?;
         for name in names {
             for graph in [source_graph(name), extracted_graph(name)] {
-                transaction.remove_named_graph(&nn(&graph)?).map_err(store_err)?;
+                transaction
+                    .remove_named_graph(&nn(&graph)?)
+                    .map_err(store_err)?;
             }
         }
         transaction.commit().map_err(store_err)?;
@@ -451,9 +612,10 @@ impl GraphStore for OxigraphStore {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
         for row in self.select_fixed(Q_TOOLS)? {
             let Some(iri) = row.get("tool") else { continue };
-            let name = row.get("name").cloned().unwrap_or_else(|| {
-                iri.rsplit('/').next().unwrap_or(iri).to_string()
-            });
+            let name = row
+                .get("name")
+                .cloned()
+                .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
             let id = iri
                 .strip_prefix(vocab::TOOL)
                 .map(percent_decode)
@@ -477,7 +639,9 @@ impl GraphStore for OxigraphStore {
             else {
                 continue;
             };
-            let Some(t) = tools.get_mut(tool) else { continue };
+            let Some(t) = tools.get_mut(tool) else {
+                continue;
+            };
             let provenance = if row.get("g").is_some_and(|g| g.ends_with("#extracted")) {
                 Provenance::Extracted
             } else {
@@ -491,7 +655,11 @@ impl GraphStore for OxigraphStore {
                 iri: target.clone(),
                 label: label.clone(),
                 provenance,
-                weight: if provenance == Provenance::Curated { 1.0 } else { 0.8 },
+                weight: if provenance == Provenance::Curated {
+                    1.0
+                } else {
+                    0.8
+                },
             };
             let rel = rel.strip_prefix(vocab::TG).unwrap_or(rel);
             match rel {
@@ -499,17 +667,22 @@ impl GraphStore for OxigraphStore {
                 "primaryEntity" => {
                     // Primary entities first, weighted highest.
                     t.entities.retain(|l| l.iri != link.iri);
-                    t.entities.insert(0, Link { weight: link.weight.max(1.0), ..link });
+                    t.entities.insert(
+                        0,
+                        Link {
+                            weight: link.weight.max(1.0),
+                            ..link
+                        },
+                    );
                 }
-                "actsOn" => {
-                    if !t.entities.iter().any(|l| l.iri == link.iri) {
-                        t.entities.push(link);
-                    }
+                "actsOn" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                    t.entities.push(link);
                 }
-                "mentions" => {
-                    if !t.entities.iter().any(|l| l.iri == link.iri) {
-                        t.entities.push(Link { weight: 0.4, ..link });
-                    }
+                "mentions" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                    t.entities.push(Link {
+                        weight: 0.4,
+                        ..link
+                    });
                 }
                 "inDomain" => t.domains.push(link),
                 "inCategory" => t.categories.push(link),
@@ -610,9 +783,12 @@ impl GraphStore for OxigraphStore {
         let query = bind_values(Q_CANDIDATES, "node", nodes)?;
         let mut hits = Vec::new();
         for row in self.select(query)? {
-            let (Some(node), Some(tool), Some(rel), Some(via)) =
-                (row.get("node"), row.get("tool"), row.get("rel"), row.get("via"))
-            else {
+            let (Some(node), Some(tool), Some(rel), Some(via)) = (
+                row.get("node"),
+                row.get("tool"),
+                row.get("rel"),
+                row.get("via"),
+            ) else {
                 continue;
             };
             let relation = match rel.as_str() {
@@ -645,7 +821,10 @@ impl GraphStore for OxigraphStore {
 
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {
         let query = bind_values(Q_CONSTELLATION, "tool", &[tool_iri.to_string()])?;
-        let results = prepared(query).on_store(&self.store).execute().map_err(sparql_err)?;
+        let results = prepared(query)
+            .on_store(&self.store)
+            .execute()
+            .map_err(sparql_err)?;
         let QueryResults::Graph(triples) = results else {
             return Err(Error::Sparql("expected a CONSTRUCT query".into()));
         };
@@ -675,7 +854,11 @@ impl GraphStore for OxigraphStore {
                 return Err(sparql_err(e));
             }
         };
-        match prepared(parsed).on_store(&self.store).execute().map_err(sparql_err)? {
+        match prepared(parsed)
+            .on_store(&self.store)
+            .execute()
+            .map_err(sparql_err)?
+        {
             QueryResults::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
             QueryResults::Graph(triples) => {
                 let mut lines = Vec::new();
@@ -711,15 +894,15 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
                 .ok()
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -731,4 +914,3 @@ fn percent_decode(s: &str) -> String {
 pub(crate) fn local_name(iri: &str) -> &str {
     iri.rsplit(['/', '#']).next().unwrap_or(iri)
 }
-

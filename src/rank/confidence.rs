@@ -157,8 +157,14 @@ mod tests {
             .collect();
         let r = fit_calibration(&samples);
         let c = r.calibration;
-        let hi = ScoreDetails { dense: 0.9, ..Default::default() };
-        let lo = ScoreDetails { dense: 0.1, ..Default::default() };
+        let hi = ScoreDetails {
+            dense: 0.9,
+            ..Default::default()
+        };
+        let lo = ScoreDetails {
+            dense: 0.1,
+            ..Default::default()
+        };
         // margin feature is 0.5 without `other`; the weights still order them
         assert!(c.confidence(&hi, Some(&hi)) > 0.8);
         assert!(c.confidence(&lo, Some(&lo)) < 0.2);
@@ -169,7 +175,10 @@ mod tests {
 
     #[test]
     fn exact_name_is_near_certain() {
-        let m = ScoreDetails { exact_name: true, ..Default::default() };
+        let m = ScoreDetails {
+            exact_name: true,
+            ..Default::default()
+        };
         assert!(Calibration::default().confidence(&m, None) > 0.95);
     }
 }

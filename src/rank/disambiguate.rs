@@ -33,7 +33,15 @@ fn facts(catalog: &Catalog, idx: usize) -> Vec<(String, f32)> {
     };
     let mut out: Vec<(String, f32)> = Vec::new();
     for e in t.entities.iter().filter(|l| l.weight >= 0.5) {
-        out.push((e.iri.clone(), catalog.idf(&e.iri) + if std::ptr::eq(e, &t.entities[0]) { 1.0 } else { 0.0 }));
+        out.push((
+            e.iri.clone(),
+            catalog.idf(&e.iri)
+                + if std::ptr::eq(e, &t.entities[0]) {
+                    1.0
+                } else {
+                    0.0
+                },
+        ));
     }
     for v in &t.verbs {
         out.push((v.iri.clone(), 0.5));
@@ -46,7 +54,11 @@ fn facts(catalog: &Catalog, idx: usize) -> Vec<(String, f32)> {
 
 fn with_article(label: &str) -> String {
     let first = label.chars().next().map(|c| c.to_ascii_lowercase());
-    let article = if matches!(first, Some('a' | 'e' | 'i' | 'o' | 'u')) { "an" } else { "a" };
+    let article = if matches!(first, Some('a' | 'e' | 'i' | 'o' | 'u')) {
+        "an"
+    } else {
+        "a"
+    };
     format!("{article} {label}")
 }
 
@@ -102,7 +114,8 @@ pub(crate) fn disambiguate(
     let support: Vec<(f32, Vec<String>)> = distinguishing
         .iter()
         .map(|d| {
-            let hit: Vec<&(String, f32)> = d.iter().filter(|(iri, _)| evidence.contains(iri)).collect();
+            let hit: Vec<&(String, f32)> =
+                d.iter().filter(|(iri, _)| evidence.contains(iri)).collect();
             (
                 hit.iter().map(|(_, w)| *w).sum(),
                 hit.iter().map(|(iri, _)| catalog.label(iri)).collect(),
@@ -114,8 +127,10 @@ pub(crate) fn disambiguate(
         .enumerate()
         .max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.0.cmp(&a.0)))
         .map(|(i, s)| (i, s.0));
-    if let Some((winner, weight)) = best {
-        if weight > 0.0 {
+    if let Some((winner, weight)) = best
+        && weight > 0.0
+    {
+        {
             let runner_up = support
                 .iter()
                 .enumerate()
@@ -141,8 +156,16 @@ pub(crate) fn disambiguate(
         .iter()
         .zip(&distinguishing)
         .map(|(s, d)| Contender {
-            tool: catalog.tools.get(s.idx).map(|t| t.name.clone()).unwrap_or_default(),
-            facts: d.iter().take(4).map(|(iri, _)| catalog.label(iri)).collect(),
+            tool: catalog
+                .tools
+                .get(s.idx)
+                .map(|t| t.name.clone())
+                .unwrap_or_default(),
+            facts: d
+                .iter()
+                .take(4)
+                .map(|(iri, _)| catalog.label(iri))
+                .collect(),
         })
         .collect();
     let options: Vec<String> = contenders

@@ -135,6 +135,9 @@ pub(crate) struct Scored {
     pub details: ScoreDetails,
 }
 
+/// How much more a verb the planner states explicitly weighs than one in text.
+pub(crate) const EXPLICIT_VERB_WEIGHT: f32 = 2.0;
+
 /// Evidence weight of a mention kind: what a request term is worth.
 fn mention_weight(kind: MentionKind) -> f32 {
     match kind {
@@ -193,9 +196,12 @@ pub(crate) fn request_nodes(mentions: &[Mention]) -> Vec<String> {
 /// explains. Each distinct mention counts once (its best path), entity
 /// paths are weighted by the rarity of the tool-side node, sibling paths
 /// subtract when the tool has nothing positive for that mention.
+/// The first `explicit` mentions came from the planner's verb field: stated
+/// intent, weighted [`EXPLICIT_VERB_WEIGHT`] times a mention in free text.
 pub(crate) fn graph_scores(
     catalog: &Catalog,
     mentions: &[Mention],
+    explicit: usize,
     hits: &[GraphHit],
 ) -> HashMap<usize, (f32, Vec<GraphPath>, Vec<String>)> {
     // node -> hits
@@ -207,8 +213,13 @@ pub(crate) fn graph_scores(
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::new();
     let mut total = 0.0_f32;
     let mut per_tool: HashMap<usize, (f32, Vec<GraphPath>, Vec<String>)> = HashMap::new();
-    for m in mentions {
-        let w_m = mention_weight(m.kind);
+    for (i, m) in mentions.iter().enumerate() {
+        let w_m = mention_weight(m.kind)
+            * if i < explicit && m.kind == MentionKind::Verb {
+                EXPLICIT_VERB_WEIGHT
+            } else {
+                1.0
+            };
         if w_m <= 0.0 || m.iris.is_empty() {
             continue;
         }
@@ -227,7 +238,11 @@ pub(crate) fn graph_scores(
                     continue;
                 };
                 let is_verb = matches!(h.relation, Relation::Verb | Relation::VerbBroader);
-                let rarity = if is_verb { 1.0 } else { catalog.idf(&h.via).sqrt() };
+                let rarity = if is_verb {
+                    1.0
+                } else {
+                    catalog.idf(&h.via).sqrt()
+                };
                 let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
                 let path = GraphPath {
                     mention: m.surface.clone(),
@@ -285,7 +300,11 @@ fn explain_path(catalog: &Catalog, m: &Mention, h: &GraphHit) -> String {
         .unwrap_or_else(|| h.tool.clone());
     let node = catalog.label(&h.node);
     if h.node == h.via {
-        format!("\"{}\" -> {node} <-[{}]- {tool}", m.surface, relation_verb(h.relation))
+        format!(
+            "\"{}\" -> {node} <-[{}]- {tool}",
+            m.surface,
+            relation_verb(h.relation)
+        )
     } else {
         let via = catalog.label(&h.via);
         format!(
@@ -322,11 +341,11 @@ pub(crate) fn fuse(
     let mut out: Vec<Scored> = allowed
         .iter()
         .map(|&idx| {
-            let (graph, paths, matched) = ch
-                .graph
-                .get(&idx)
-                .cloned()
-                .unwrap_or((0.0, Vec::new(), Vec::new()));
+            let (graph, paths, matched) =
+                ch.graph
+                    .get(&idx)
+                    .cloned()
+                    .unwrap_or((0.0, Vec::new(), Vec::new()));
             let dense = ch.dense.and_then(|d| d.get(idx).copied()).unwrap_or(0.0);
             let bm25 = ch.bm25.get(idx).copied().unwrap_or(0.0);
             let lexical = if max_bm25 > 0.0 { bm25 / max_bm25 } else { 0.0 };
@@ -373,7 +392,8 @@ mod tests {
     fn relation_weights_discount_hops_and_penalise_siblings() {
         assert!(relation_weight(Relation::ActsOn, 0) > relation_weight(Relation::ActsOnBroader, 1));
         assert!(
-            relation_weight(Relation::ActsOnBroader, 1) > relation_weight(Relation::ActsOnBroader, 2)
+            relation_weight(Relation::ActsOnBroader, 1)
+                > relation_weight(Relation::ActsOnBroader, 2)
         );
         assert!(relation_weight(Relation::Sibling, 1) < 0.0);
     }

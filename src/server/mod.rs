@@ -1,8 +1,8 @@
 //! HTTP API (axum): the async shell around the sync engine. Engine calls
 //! run on the blocking pool; 5xx details are logged, not sent.
 
-use crate::engine::{Engine, ResolveRequest, SearchRequest};
 use crate::Error;
+use crate::engine::{Engine, ResolveRequest, SearchRequest};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -15,12 +15,16 @@ struct ApiError(Error);
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, message) = match &self.0 {
-            Error::Invalid(_) | Error::Parse { .. } | Error::InvalidTool { .. } | Error::Violations(_) => {
-                (StatusCode::BAD_REQUEST, self.0.to_string())
-            }
+            Error::Invalid(_)
+            | Error::Parse { .. }
+            | Error::InvalidTool { .. }
+            | Error::Violations(_) => (StatusCode::BAD_REQUEST, self.0.to_string()),
             other => {
                 tracing::error!("internal error: {other}");
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal error".to_string())
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error".to_string(),
+                )
             }
         };
         (status, Json(serde_json::json!({ "error": message }))).into_response()
@@ -47,7 +51,10 @@ async fn tools(State(engine): State<Shared>) -> Json<Vec<crate::Tool>> {
     Json(engine.tools())
 }
 
-async fn tool(State(engine): State<Shared>, Path(name): Path<String>) -> Result<Json<crate::Tool>, ApiError> {
+async fn tool(
+    State(engine): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<crate::Tool>, ApiError> {
     engine
         .tool(&name)
         .map(Json)

@@ -14,7 +14,11 @@ fn toolgraph(args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn copy_seeds(dir: &Path) {
@@ -41,9 +45,17 @@ fn validate_reports_a_syntax_error_with_file_line_col() {
     let travel = dir.path().join("seeds/travel.ttl");
     let body = std::fs::read_to_string(&travel).unwrap();
     // break line 21 (the first tool) by dropping the final dot of the prefix block
-    let broken = body.replacen("tool:flight_search a tg:Tool ;", "tool:flight_search a tg:Tool ;;; ]", 1);
+    let broken = body.replacen(
+        "tool:flight_search a tg:Tool ;",
+        "tool:flight_search a tg:Tool ;;; ]",
+        1,
+    );
     std::fs::write(&travel, broken).unwrap();
-    let o = toolgraph(&["validate", dir.path().join("ontology").to_str().unwrap(), dir.path().join("seeds").to_str().unwrap()]);
+    let o = toolgraph(&[
+        "validate",
+        dir.path().join("ontology").to_str().unwrap(),
+        dir.path().join("seeds").to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     let out = text(&o);
     // `<path>/seeds/travel.ttl:LINE:COL: message`
@@ -65,10 +77,17 @@ fn validate_names_the_tool_and_rule_when_a_verb_is_missing() {
     let travel = dir.path().join("seeds/travel.ttl");
     let body = std::fs::read_to_string(&travel).unwrap();
     std::fs::write(&travel, body.replacen("tg:performs verb:search ;", "", 1)).unwrap();
-    let o = toolgraph(&["validate", dir.path().join("ontology").to_str().unwrap(), dir.path().join("seeds").to_str().unwrap()]);
+    let o = toolgraph(&[
+        "validate",
+        dir.path().join("ontology").to_str().unwrap(),
+        dir.path().join("seeds").to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     let out = text(&o);
-    assert!(out.contains("flight_search") && out.contains("tool_without_verb"), "{out}");
+    assert!(
+        out.contains("flight_search") && out.contains("tool_without_verb"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -82,21 +101,47 @@ fn loaded_data_persists_for_a_new_process_and_a_bad_load_changes_nothing() {
     let tools: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let count = tools.as_array().unwrap().len();
     assert!(count >= 150, "{count}");
-    let before = toolgraph(&["sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }", "--data", d]);
+    let before = toolgraph(&[
+        "sparql",
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "--data",
+        d,
+    ]);
     // a broken file next to good ones: nothing is loaded
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bad.ttl"), "@prefix tg: <https://toolgraph.dev/ns#> .\n<urn:a> tg:name \"x\" \n<urn:b> .\n").unwrap();
-    let o = toolgraph(&["load", "seeds", dir.path().join("bad.ttl").to_str().unwrap(), "--data", d, "--no-embed"]);
+    std::fs::write(
+        dir.path().join("bad.ttl"),
+        "@prefix tg: <https://toolgraph.dev/ns#> .\n<urn:a> tg:name \"x\" \n<urn:b> .\n",
+    )
+    .unwrap();
+    let o = toolgraph(&[
+        "load",
+        "seeds",
+        dir.path().join("bad.ttl").to_str().unwrap(),
+        "--data",
+        d,
+        "--no-embed",
+    ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("bad.ttl:3:"), "{}", text(&o));
-    let after = toolgraph(&["sparql", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }", "--data", d]);
+    let after = toolgraph(&[
+        "sparql",
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "--data",
+        d,
+    ]);
     assert_eq!(before.stdout, after.stdout);
 }
 
 #[test]
 fn sparql_updates_are_refused() {
     let data = tempfile::tempdir().unwrap();
-    let o = toolgraph(&["sparql", "DELETE WHERE {?s ?p ?o}", "--data", data.path().to_str().unwrap()]);
+    let o = toolgraph(&[
+        "sparql",
+        "DELETE WHERE {?s ?p ?o}",
+        "--data",
+        data.path().to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("refused"), "{}", text(&o));
 }
@@ -105,13 +150,38 @@ fn sparql_updates_are_refused() {
 fn graph_search_end_to_end_ranks_the_airline_seat_over_the_restaurant_table() {
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap();
-    assert!(toolgraph(&["load", "ontology", "seeds", "--data", d, "--no-embed"]).status.success());
-    let o = toolgraph(&["search", "--mode", "graph", "reserve a seat on a Southwest flight", "--json", "--limit", "20", "--data", d]);
+    assert!(
+        toolgraph(&["load", "ontology", "seeds", "--data", d, "--no-embed"])
+            .status
+            .success()
+    );
+    let o = toolgraph(&[
+        "search",
+        "--mode",
+        "graph",
+        "reserve a seat on a Southwest flight",
+        "--json",
+        "--limit",
+        "20",
+        "--data",
+        d,
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["tool"].as_str().unwrap()).collect();
-    let seat = names.iter().position(|n| *n == "airline_seat_reserve").unwrap();
-    let table = names.iter().position(|n| *n == "restaurant_table_reserve").unwrap_or(usize::MAX);
+    let names: Vec<&str> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tool"].as_str().unwrap())
+        .collect();
+    let seat = names
+        .iter()
+        .position(|n| *n == "airline_seat_reserve")
+        .unwrap();
+    let table = names
+        .iter()
+        .position(|n| *n == "restaurant_table_reserve")
+        .unwrap_or(usize::MAX);
     assert!(seat < table, "{names:?}");
     assert!(v["matches"][0]["details"]["paths"].as_array().is_some());
 }
@@ -121,16 +191,46 @@ fn a_missing_model_fails_with_one_clear_line_naming_the_setup_command() {
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap();
     for args in [
-        vec!["search", "book a flight", "--model-dir", "/nonexistent/model", "--data", d],
-        vec!["embed", "book a flight", "--model-dir", "/nonexistent/model"],
-        vec!["load", "seeds", "--model-dir", "/nonexistent/model", "--data", d],
-        vec!["resolve", "--verb", "BOOK", "--model-dir", "/nonexistent/model", "--data", d],
+        vec![
+            "search",
+            "book a flight",
+            "--model-dir",
+            "/nonexistent/model",
+            "--data",
+            d,
+        ],
+        vec![
+            "embed",
+            "book a flight",
+            "--model-dir",
+            "/nonexistent/model",
+        ],
+        vec![
+            "load",
+            "seeds",
+            "--model-dir",
+            "/nonexistent/model",
+            "--data",
+            d,
+        ],
+        vec![
+            "resolve",
+            "--verb",
+            "BOOK",
+            "--model-dir",
+            "/nonexistent/model",
+            "--data",
+            d,
+        ],
     ] {
         let o = toolgraph(&args);
         assert!(!o.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("scripts/setup.sh"), "{args:?}: {err}");
-        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
@@ -143,7 +243,13 @@ fn loading_twice_re_embeds_nothing_and_an_edit_re_embeds_one_tool() {
     let d = data.to_str().unwrap();
     let ont = dir.path().join("ontology");
     let seeds = dir.path().join("seeds");
-    let args = ["load", ont.to_str().unwrap(), seeds.to_str().unwrap(), "--data", d];
+    let args = [
+        "load",
+        ont.to_str().unwrap(),
+        seeds.to_str().unwrap(),
+        "--data",
+        d,
+    ];
     let first = toolgraph(&args);
     assert!(first.status.success(), "{}", text(&first));
     let second = toolgraph(&args);

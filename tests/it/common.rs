@@ -9,10 +9,8 @@ pub fn root() -> PathBuf {
 
 /// Every Turtle file under the bundled ontology/ and seeds/, as sources.
 pub fn turtle_sources(dirs: &[&str]) -> Vec<Source> {
-    let mut files = toolgraph::collect_files(
-        &dirs.iter().map(|d| root().join(d)).collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let mut files =
+        toolgraph::collect_files(&dirs.iter().map(|d| root().join(d)).collect::<Vec<_>>()).unwrap();
     files.retain(|f| f.extension().is_some_and(|e| e == "ttl"));
     files.iter().map(|f| source(f)).collect()
 }

@@ -54,57 +54,129 @@ fn graph_mode_orders_airline_seat_and_restaurant_table_by_context() {
     assert!(
         position(&r, "airline_seat_reserve") < position(&r, "restaurant_table_reserve"),
         "{:#?}",
-        r.matches.iter().map(|m| (&m.tool, m.score)).collect::<Vec<_>>()
+        r.matches
+            .iter()
+            .map(|m| (&m.tool, m.score))
+            .collect::<Vec<_>>()
     );
-    let r = search(e, None, "a table for two at an Italian restaurant tonight", Mode::Graph);
+    let r = search(
+        e,
+        None,
+        "a table for two at an Italian restaurant tonight",
+        Mode::Graph,
+    );
     assert!(
         position(&r, "restaurant_table_reserve") < position(&r, "airline_seat_reserve"),
         "{:#?}",
-        r.matches.iter().map(|m| (&m.tool, m.score)).collect::<Vec<_>>()
+        r.matches
+            .iter()
+            .map(|m| (&m.tool, m.score))
+            .collect::<Vec<_>>()
     );
 }
 
 #[test]
 fn make_reservation_look_alikes_resolve_from_context_and_explain_why() {
     let cases = [
-        ("Southwest flight 175 to Denver tomorrow, window seat", "airline_seat_reserve", &["airline", "flight", "seat", "Southwest"][..]),
-        ("dinner for two at 8pm at an Italian restaurant", "restaurant_table_reserve", &["restaurant", "table"][..]),
-        ("a room at the Hilton in Paris for 2 nights", "hotel_room_reserve", &["hotel", "room", "Hilton"][..]),
-        ("an SUV from Hertz at the airport on Friday", "rental_car_reserve", &["car", "Hertz", "SUV", "rental"][..]),
-        ("a checkup with my doctor at the clinic next Tuesday", "doctor_appointment_book", &["doctor", "clinic", "appointment", "checkup"][..]),
-        ("two tickets for the concert at Madison Square Garden", "event_ticket_reserve", &["ticket", "concert", "event", "venue"][..]),
+        (
+            "Southwest flight 175 to Denver tomorrow, window seat",
+            "airline_seat_reserve",
+            &["airline", "flight", "seat", "Southwest"][..],
+        ),
+        (
+            "dinner for two at 8pm at an Italian restaurant",
+            "restaurant_table_reserve",
+            &["restaurant", "table"][..],
+        ),
+        (
+            "a room at the Hilton in Paris for 2 nights",
+            "hotel_room_reserve",
+            &["hotel", "room", "Hilton"][..],
+        ),
+        (
+            "an SUV from Hertz at the airport on Friday",
+            "rental_car_reserve",
+            &["car", "Hertz", "SUV", "rental"][..],
+        ),
+        (
+            "a checkup with my doctor at the clinic next Tuesday",
+            "doctor_appointment_book",
+            &["doctor", "clinic", "appointment", "checkup"][..],
+        ),
+        (
+            "two tickets for the concert at Madison Square Garden",
+            "event_ticket_reserve",
+            &["ticket", "concert", "event", "venue"][..],
+        ),
     ];
     for (context, expected, deciding) in cases {
         let r = search(real(), Some("MAKE_RESERVATION"), context, Mode::Joint);
         let top = &r.matches[0];
-        assert_eq!(top.tool, expected, "context {context:?}: {:#?}", r.matches.iter().take(4).map(|m| (&m.tool, m.score, &m.details.matched)).collect::<Vec<_>>());
+        assert_eq!(
+            top.tool,
+            expected,
+            "context {context:?}: {:#?}",
+            r.matches
+                .iter()
+                .take(4)
+                .map(|m| (&m.tool, m.score, &m.details.matched))
+                .collect::<Vec<_>>()
+        );
         let explanation = format!(
             "{} {} {}",
             top.details.matched.join(" "),
-            top.details.paths.iter().map(|p| p.explain.as_str()).collect::<Vec<_>>().join(" "),
+            top.details
+                .paths
+                .iter()
+                .map(|p| p.explain.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
             top.details.decided_by.clone().unwrap_or_default()
         )
         .to_lowercase();
         assert!(
-            deciding.iter().any(|d| explanation.contains(&d.to_lowercase())),
+            deciding
+                .iter()
+                .any(|d| explanation.contains(&d.to_lowercase())),
             "{context:?}: explanation does not name a deciding entity: {explanation}"
         );
-        assert!(top.details.paths.iter().any(|p| p.relation == toolgraph::Relation::Verb), "verb path missing for {context:?}");
-        assert!(!r.ambiguous, "{context:?} came back ambiguous: {:?}", r.clarify);
+        assert!(
+            top.details
+                .paths
+                .iter()
+                .any(|p| p.relation == toolgraph::Relation::Verb),
+            "verb path missing for {context:?}"
+        );
+        assert!(
+            !r.ambiguous,
+            "{context:?} came back ambiguous: {:?}",
+            r.clarify
+        );
     }
 }
 
 #[test]
 fn a_bare_verb_is_ambiguous_with_a_question_naming_the_sides() {
     let r = search(real(), Some("MAKE_RESERVATION"), "", Mode::Joint);
-    assert!(r.ambiguous, "{:#?}", r.matches.iter().take(5).map(|m| (&m.tool, m.score)).collect::<Vec<_>>());
+    assert!(
+        r.ambiguous,
+        "{:#?}",
+        r.matches
+            .iter()
+            .take(5)
+            .map(|m| (&m.tool, m.score))
+            .collect::<Vec<_>>()
+    );
     let clarify = r.clarify.expect("clarify");
     assert!(clarify.contenders.len() >= 2);
     assert!(clarify.question.ends_with('?'));
     for c in clarify.contenders.iter().take(2) {
         assert!(!c.facts.is_empty(), "{c:?}");
         assert!(
-            clarify.question.to_lowercase().contains(&c.facts[0].to_lowercase()),
+            clarify
+                .question
+                .to_lowercase()
+                .contains(&c.facts[0].to_lowercase()),
             "question {:?} does not name {:?}",
             clarify.question,
             c.facts[0]
@@ -114,7 +186,11 @@ fn a_bare_verb_is_ambiguous_with_a_question_naming_the_sides() {
 
 #[test]
 fn an_exact_tool_name_ranks_first_in_any_casing() {
-    for text in ["restaurant_table_reserve", "please run RestaurantTableReserve now", "restaurant-table-reserve"] {
+    for text in [
+        "restaurant_table_reserve",
+        "please run RestaurantTableReserve now",
+        "restaurant-table-reserve",
+    ] {
         let r = search(real(), None, text, Mode::Joint);
         assert_eq!(r.matches[0].tool, "restaurant_table_reserve", "{text}");
         assert!(r.matches[0].details.exact_name);
@@ -126,15 +202,27 @@ fn candidates_restrict_ranking_and_nothing_else_leaks() {
     let r = real()
         .search(&SearchRequest {
             text: "reserve a seat on a Southwest flight".into(),
-            candidates: Some(vec!["restaurant_table_reserve".into(), "hotel_room_reserve".into()]),
+            candidates: Some(vec![
+                "restaurant_table_reserve".into(),
+                "hotel_room_reserve".into(),
+            ]),
             ..SearchRequest::default()
         })
         .unwrap();
     assert_eq!(r.matches.len(), 2);
     assert!(r.matches.iter().all(|m| m.tool != "airline_seat_reserve"));
-    assert!(r.matches.iter().all(|m| m.details.paths.iter().all(|p| !p.explain.contains("airline_seat_reserve"))));
+    assert!(r.matches.iter().all(|m| {
+        m.details
+            .paths
+            .iter()
+            .all(|p| !p.explain.contains("airline_seat_reserve"))
+    }));
     let err = real()
-        .search(&SearchRequest { text: "x".into(), candidates: Some(vec!["no_such_tool".into()]), ..SearchRequest::default() })
+        .search(&SearchRequest {
+            text: "x".into(),
+            candidates: Some(vec!["no_such_tool".into()]),
+            ..SearchRequest::default()
+        })
         .unwrap_err();
     assert!(err.to_string().contains("no_such_tool"));
 }
@@ -150,21 +238,44 @@ fn dependencies_expand_in_order_without_looping() {
         .unwrap();
     let top = &r.matches[0];
     assert_eq!(top.tool, "person_calendar_book");
-    assert!(top.prerequisites.contains(&"person_calendar_search".to_string()), "{:?}", top.prerequisites);
-    assert!(top.prerequisites.contains(&"customer_get".to_string()), "{:?}", top.prerequisites);
-    assert!(!top.prerequisites.contains(&"person_calendar_book".to_string()));
+    assert!(
+        top.prerequisites
+            .contains(&"person_calendar_search".to_string()),
+        "{:?}",
+        top.prerequisites
+    );
+    assert!(
+        top.prerequisites.contains(&"customer_get".to_string()),
+        "{:?}",
+        top.prerequisites
+    );
+    assert!(
+        !top.prerequisites
+            .contains(&"person_calendar_book".to_string())
+    );
 }
 
 #[test]
 fn resolve_substitutes_a_paraphrased_verb_and_decomposes_an_unknown_one() {
     let r = real()
-        .resolve(&ResolveRequest { verb: "CONVERT_CURRENCY".into(), description: None, context: Some("100 USD to EUR".into()) })
+        .resolve(&ResolveRequest {
+            verb: "CONVERT_CURRENCY".into(),
+            description: None,
+            context: Some("100 USD to EUR".into()),
+        })
         .unwrap();
     assert_eq!(r.decision, Decision::Substitute, "{r:#?}");
     let tool = r.tool.clone().unwrap();
-    assert!(tool.contains("currency") || tool.contains("exchange"), "{tool}");
+    assert!(
+        tool.contains("currency") || tool.contains("exchange"),
+        "{tool}"
+    );
     let r = real()
-        .resolve(&ResolveRequest { verb: "TELEPORT_ASTRONAUT".into(), description: Some("beam a crew member to orbit".into()), context: None })
+        .resolve(&ResolveRequest {
+            verb: "TELEPORT_ASTRONAUT".into(),
+            description: Some("beam a crew member to orbit".into()),
+            context: None,
+        })
         .unwrap();
     assert_eq!(r.decision, Decision::Decompose, "{r:#?}");
     assert!(r.tool.is_none());
@@ -174,7 +285,12 @@ fn resolve_substitutes_a_paraphrased_verb_and_decomposes_an_unknown_one() {
 
 #[test]
 fn confidence_is_a_probability_and_orders_matches() {
-    let r = search(real(), Some("CONVERT_CURRENCY"), "100 USD to EUR", Mode::Joint);
+    let r = search(
+        real(),
+        Some("CONVERT_CURRENCY"),
+        "100 USD to EUR",
+        Mode::Joint,
+    );
     for m in &r.matches {
         assert!((0.0..=1.0).contains(&m.confidence));
     }

@@ -10,13 +10,28 @@ fn bundled_ontology_and_seeds_load_and_validate_clean() {
     let tools = store.tools().unwrap();
     assert!(tools.len() >= 150, "only {} tools", tools.len());
     // tools.rq + tool_links.rq + tool_params.rq: a full constellation
-    let seat = tools.iter().find(|t| t.name == "airline_seat_reserve").unwrap();
+    let seat = tools
+        .iter()
+        .find(|t| t.name == "airline_seat_reserve")
+        .unwrap();
     assert!(seat.verbs.iter().any(|v| v.iri.ends_with("/verb/reserve")));
-    assert!(seat.entities.iter().any(|e| e.iri.ends_with("/entity/Seat")));
-    assert!(seat.entities.iter().any(|e| e.iri.ends_with("/entity/Airline")));
+    assert!(
+        seat.entities
+            .iter()
+            .any(|e| e.iri.ends_with("/entity/Seat"))
+    );
+    assert!(
+        seat.entities
+            .iter()
+            .any(|e| e.iri.ends_with("/entity/Airline"))
+    );
     assert!(!seat.params.is_empty());
     assert!(!seat.description.is_empty());
-    assert!(seat.verbs.iter().all(|v| v.provenance == toolgraph::Provenance::Curated));
+    assert!(
+        seat.verbs
+            .iter()
+            .all(|v| v.provenance == toolgraph::Provenance::Curated)
+    );
     let universal = tools.iter().find(|t| t.name == "query_org_data").unwrap();
     assert!(universal.universal && universal.read_only);
 }
@@ -27,12 +42,31 @@ fn lexicon_and_ontology_queries_return_labels_hierarchy_and_siblings() {
     let lexicon = store.lexicon().unwrap();
     assert!(lexicon.iter().any(|e| e.label == "Southwest"
         && matches!(&e.kind, toolgraph::TermKind::Instance { class } if class.ends_with("/entity/Airline"))));
-    assert!(lexicon.iter().any(|e| e.label.eq_ignore_ascii_case("make a reservation")
-        && e.iri.ends_with("/verb/reserve")));
+    assert!(
+        lexicon
+            .iter()
+            .any(|e| e.label.eq_ignore_ascii_case("make a reservation")
+                && e.iri.ends_with("/verb/reserve"))
+    );
     let facts = store.ontology().unwrap();
-    assert!(facts.siblings.iter().any(|(a, b)| a.ends_with("/entity/Restaurant") && b.ends_with("/entity/Airline")));
-    assert!(facts.broader.iter().any(|(a, _)| a.ends_with("/entity/Airline")));
-    assert!(facts.labels.iter().any(|(a, l)| a.ends_with("/entity/Airline") && l == "airline"));
+    assert!(
+        facts
+            .siblings
+            .iter()
+            .any(|(a, b)| a.ends_with("/entity/Restaurant") && b.ends_with("/entity/Airline"))
+    );
+    assert!(
+        facts
+            .broader
+            .iter()
+            .any(|(a, _)| a.ends_with("/entity/Airline"))
+    );
+    assert!(
+        facts
+            .labels
+            .iter()
+            .any(|(a, l)| a.ends_with("/entity/Airline") && l == "airline")
+    );
 }
 
 #[test]
@@ -41,16 +75,30 @@ fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
     let southwest = format!("{}Southwest", toolgraph::iri::BRAND);
     let restaurant = format!("{}Restaurant", toolgraph::iri::ENT);
     let reserve = format!("{}reserve", toolgraph::iri::VERB);
-    let hits = store.candidates(&[southwest.clone(), restaurant.clone(), reserve.clone()]).unwrap();
+    let hits = store
+        .candidates(&[southwest.clone(), restaurant.clone(), reserve.clone()])
+        .unwrap();
     let airline_tool = format!("{}airline_seat_reserve", toolgraph::iri::TOOL);
     let table_tool = format!("{}restaurant_table_reserve", toolgraph::iri::TOOL);
     // brand -> instanceOf Airline <- actsOn
-    assert!(hits.iter().any(|h| h.tool == airline_tool && h.node == southwest && h.relation == Relation::ActsOnBroader && h.via.ends_with("/entity/Airline")));
+    assert!(hits.iter().any(|h| h.tool == airline_tool
+        && h.node == southwest
+        && h.relation == Relation::ActsOnBroader
+        && h.via.ends_with("/entity/Airline")));
     // verb
-    assert!(hits.iter().any(|h| h.tool == table_tool && h.node == reserve && h.relation == Relation::Verb));
+    assert!(
+        hits.iter()
+            .any(|h| h.tool == table_tool && h.node == reserve && h.relation == Relation::Verb)
+    );
     // Restaurant requested: the airline tool acts on a sibling (Airline) -> negative evidence
-    assert!(hits.iter().any(|h| h.tool == airline_tool && h.node == restaurant && h.relation == Relation::Sibling));
-    assert!(!hits.iter().any(|h| h.tool == table_tool && h.node == restaurant && h.relation == Relation::Sibling));
+    assert!(hits.iter().any(|h| h.tool == airline_tool
+        && h.node == restaurant
+        && h.relation == Relation::Sibling));
+    assert!(
+        !hits.iter().any(|h| h.tool == table_tool
+            && h.node == restaurant
+            && h.relation == Relation::Sibling)
+    );
     // nothing bound, nothing found
     assert!(store.candidates(&[]).unwrap().is_empty());
     // a value that is not an IRI is an error, not a query injection
@@ -62,7 +110,11 @@ fn constellation_query_returns_the_tools_triples() {
     let store = seeded_store();
     let iri = format!("{}restaurant_table_reserve", toolgraph::iri::TOOL);
     let lines = store.constellation(&iri).unwrap();
-    assert!(lines.iter().any(|l| l.contains("/ns#performs>") && l.contains("/verb/reserve>")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("/ns#performs>") && l.contains("/verb/reserve>"))
+    );
     assert!(lines.iter().any(|l| l.contains("/ns#paramName>")));
     assert!(lines.iter().all(|l| l.ends_with(" .")));
 }
@@ -90,17 +142,28 @@ fn every_validation_rule_fires_on_its_fixture() {
     ];
     for (rule, subject) in expect {
         assert!(
-            violations.iter().any(|v| v.rule == rule && v.subject.ends_with(subject) && !v.message.is_empty()),
+            violations
+                .iter()
+                .any(|v| v.rule == rule && v.subject.ends_with(subject) && !v.message.is_empty()),
             "rule {rule} did not report {subject}: {violations:#?}"
         );
     }
     // and no rule fires on something that is fine
-    assert!(!violations.iter().any(|v| v.subject.ends_with("/tool/bad_entity") && v.rule == "tool_without_verb"));
+    assert!(
+        !violations
+            .iter()
+            .any(|v| v.subject.ends_with("/tool/bad_entity") && v.rule == "tool_without_verb")
+    );
 }
 
 fn answers(store: &OxigraphStore) -> Vec<String> {
     let reserve = format!("{}reserve", toolgraph::iri::VERB);
-    let mut tools: Vec<String> = store.candidates(&[reserve]).unwrap().into_iter().map(|h| h.tool).collect();
+    let mut tools: Vec<String> = store
+        .candidates(&[reserve])
+        .unwrap()
+        .into_iter()
+        .map(|h| h.tool)
+        .collect();
     tools.sort();
     tools.dedup();
     tools
@@ -131,10 +194,19 @@ fn a_tool_without_a_verb_is_refused_naming_tool_and_rule_and_changes_nothing() {
     let edited = travel.replace("tg:performs verb:search ;", "");
     assert_ne!(edited, travel);
     let err = store
-        .load(&[Source { name: "seeds/travel.ttl".into(), data: SourceData::Turtle(edited) }])
+        .load(&[Source {
+            name: "seeds/travel.ttl".into(),
+            data: SourceData::Turtle(edited),
+        }])
         .unwrap_err();
-    let Error::Violations(violations) = &err else { panic!("{err}") };
-    assert!(violations.iter().any(|v| v.rule == "tool_without_verb" && v.subject.ends_with("/tool/flight_search")));
+    let Error::Violations(violations) = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        violations
+            .iter()
+            .any(|v| v.rule == "tool_without_verb" && v.subject.ends_with("/tool/flight_search"))
+    );
     assert_eq!((store.len().unwrap(), answers(&store)), before);
 }
 
@@ -151,17 +223,25 @@ fn sparql_is_read_only_and_reports_errors() {
     let store = seeded_store();
     let err = store.sparql("DELETE WHERE { ?s ?p ?o }").unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
-    let err = store.sparql("INSERT DATA { <urn:a> <urn:b> <urn:c> }").unwrap_err();
+    let err = store
+        .sparql("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+        .unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
     assert!(store.sparql("SELECT * WHERE {").is_err());
-    match store.sparql("SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }").unwrap() {
+    match store
+        .sparql("SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }")
+        .unwrap()
+    {
         SparqlOutput::Solutions { vars, rows } => {
             assert_eq!(vars, vec!["n".to_string()]);
             assert_eq!(rows.len(), 1);
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(store.sparql("ASK { ?s ?p ?o }").unwrap(), SparqlOutput::Boolean(true)));
+    assert!(matches!(
+        store.sparql("ASK { ?s ?p ?o }").unwrap(),
+        SparqlOutput::Boolean(true)
+    ));
 }
 
 #[test]
