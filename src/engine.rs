@@ -432,7 +432,13 @@ impl Engine {
 
         let graph = if use_graph {
             let nodes = rank::request_nodes(&all_mentions);
-            let hits = self.store.candidates(&nodes)?;
+            let restrict: Option<Vec<String>> = req.candidates.as_ref().map(|_| {
+                allowed
+                    .iter()
+                    .filter_map(|&i| catalog.tools.get(i).map(|t| t.iri.clone()))
+                    .collect()
+            });
+            let hits = self.store.candidates(&nodes, restrict.as_deref())?;
             rank::graph_scores(&catalog, &all_mentions, mentions.len(), &hits)
         } else {
             Default::default()

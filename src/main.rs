@@ -183,6 +183,12 @@ struct EvalArgs {
     /// Draw a grouped bar chart (SVG) of every report in --append (or this run).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Fusion weights graph,dense,lexical (default: the tuned ones).
+    #[arg(long, value_delimiter = ',')]
+    weights: Option<Vec<f32>>,
+    /// Abstain when the top confidence is below this (default: the tuned one).
+    #[arg(long)]
+    abstain_below: Option<f32>,
     /// Compare with a baseline (JSON lines, as written by --append); exit non-zero when a metric drops more than --max-drop.
     #[arg(long)]
     baseline: Option<PathBuf>,
@@ -655,7 +661,18 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     } else {
         Embeddings::Off
     };
-    let engine = eval::engine_for(&args.tools, embeddings.clone(), progress)?;
+    if args.weights.as_ref().is_some_and(|w| w.len() != 3) {
+        bail!("--weights takes three numbers: graph,dense,lexical");
+    }
+    let mut rank = toolgraph::RankConfig::default();
+    if let Some(w) = &args.weights {
+        (rank.w_graph, rank.w_dense, rank.w_lexical) = (w[0], w[1], w[2]);
+    }
+    if let Some(t) = args.abstain_below {
+        rank.abstain_below = t;
+    }
+    let rank = Some(rank);
+    let engine = eval::engine_for(&args.tools, embeddings.clone(), progress, rank.clone())?;
     let name = eval::dataset_name(&args.tools);
     let mut reports = Vec::new();
     for qfile in &args.queries {
@@ -687,7 +704,7 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             },
             embeddings: embeddings.clone(),
             progress,
-            rank: None,
+            rank: rank.clone(),
         };
         reports.extend(eval::run_on(&engine, &spec)?);
     }

@@ -15,7 +15,7 @@ pub fn calibrate(
     embeddings: Embeddings,
     progress: bool,
 ) -> Result<CalibrationReport> {
-    let engine = super::engine_for(&dataset.join("tools.jsonl"), embeddings, progress)?;
+    let engine = super::engine_for(&dataset.join("tools.jsonl"), embeddings, progress, None)?;
     let mut samples = Vec::new();
     let mut runs: Vec<(Vec<super::EvalQuery>, bool)> = Vec::new();
     runs.push((

@@ -54,8 +54,16 @@ pub fn dataset_name(tools: &Path) -> String {
 
 /// Builds the engine for a tool file (no seed constraints: benchmark
 /// catalogs such as BFCL's hold same-name variants by design).
-pub fn engine_for(tools: &Path, embeddings: Embeddings, progress: bool) -> Result<Engine> {
+pub fn engine_for(
+    tools: &Path,
+    embeddings: Embeddings,
+    progress: bool,
+    rank: Option<crate::rank::RankConfig>,
+) -> Result<Engine> {
     let mut opts = EngineOptions::memory(embeddings);
+    if let Some(rank) = rank {
+        opts.rank = rank;
+    }
     opts.progress = progress;
     opts.strict = false;
     let engine = Engine::open(opts)?;

@@ -121,8 +121,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn lexicon(&self) -> Result<Vec<LexEntry>>;
     /// Hierarchy, siblings and labels of ontology nodes.
     fn ontology(&self) -> Result<OntologyFacts>;
-    /// Graph paths from request nodes (verbs, entities, instances) to tools.
-    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>>;
+    /// Graph paths from request nodes (verbs, entities, instances) to tools;
+    /// with `tools`, only to those tools (the caller's allowed set).
+    fn candidates(&self, nodes: &[String], tools: Option<&[String]>) -> Result<Vec<GraphHit>>;
     /// The constellation of one tool (by name or IRI) as N-Triples lines.
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>>;
     /// Runs every seed constraint; empty when the graph is valid.

@@ -147,6 +147,12 @@ fn bind_values(query: &str, var: &str, iris: &[String]) -> Result<spargebra::Que
     let mut parsed = spargebra::SparqlParser::new()
         .parse_query(query)
         .map_err(sparql_err)?;
+    add_values(&mut parsed, var, iris)?;
+    Ok(parsed)
+}
+
+/// Adds one more VALUES table to an already parsed query.
+fn add_values(parsed: &mut spargebra::Query, var: &str, iris: &[String]) -> Result<()> {
     let variable = spargebra::term::Variable::new(var).map_err(sparql_err)?;
     let mut bindings = Vec::with_capacity(iris.len());
     for iri in iris {
@@ -156,14 +162,14 @@ fn bind_values(query: &str, var: &str, iris: &[String]) -> Result<spargebra::Que
         variables: vec![variable],
         bindings,
     };
-    let pattern = match &mut parsed {
+    let pattern = match parsed {
         spargebra::Query::Select { pattern, .. }
         | spargebra::Query::Construct { pattern, .. }
         | spargebra::Query::Describe { pattern, .. }
         | spargebra::Query::Ask { pattern, .. } => pattern,
     };
     inject(pattern, values);
-    Ok(parsed)
+    Ok(())
 }
 
 /// Pushes the VALUES table down to where it binds: through solution
@@ -776,11 +782,14 @@ impl GraphStore for OxigraphStore {
         Ok(facts)
     }
 
-    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>> {
-        if nodes.is_empty() {
+    fn candidates(&self, nodes: &[String], tools: Option<&[String]>) -> Result<Vec<GraphHit>> {
+        if nodes.is_empty() || tools.is_some_and(<[String]>::is_empty) {
             return Ok(Vec::new());
         }
-        let query = bind_values(Q_CANDIDATES, "node", nodes)?;
+        let mut query = bind_values(Q_CANDIDATES, "node", nodes)?;
+        if let Some(tools) = tools {
+            add_values(&mut query, "tool", tools)?;
+        }
         let mut hits = Vec::new();
         for row in self.select(query)? {
             let (Some(node), Some(tool), Some(rel), Some(via)) = (

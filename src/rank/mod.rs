@@ -63,6 +63,9 @@ pub struct RankConfig {
     pub w_dense: f32,
     /// Weight of the lexical channel (BM25 / best BM25 of the request).
     pub w_lexical: f32,
+    /// Bonus when the tool performs the verb the planner stated in its
+    /// `verb` field (stated intent outranks similar-sounding tools).
+    pub w_stated_verb: f32,
     /// Contenders: candidates whose fused score is within this of the top.
     pub ambiguity_margin: f32,
     /// Abstain when the top match's confidence is below this.
@@ -74,9 +77,10 @@ pub struct RankConfig {
 impl Default for RankConfig {
     fn default() -> Self {
         Self {
-            w_graph: 0.35,
+            w_graph: 0.15,
             w_dense: 1.0,
-            w_lexical: 0.25,
+            w_lexical: 0.1,
+            w_stated_verb: 0.15,
             ambiguity_margin: 0.06,
             abstain_below: 0.35,
             substitute_above: 0.6,
@@ -101,6 +105,9 @@ pub struct GraphPath {
     pub provenance: crate::Provenance,
     /// Human-readable: `"Southwest" -> Southwest -[instanceOf]-> airline <-[actsOn]- tool`.
     pub explain: String,
+    /// The mention came from the planner's `verb` field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stated: bool,
 }
 
 /// Why a tool scored what it scored. Every match carries one.
@@ -257,6 +264,7 @@ pub(crate) fn graph_scores(
                         crate::Provenance::Curated
                     },
                     explain: explain_path(catalog, m, h),
+                    stated: i < explicit,
                 };
                 let slot = if w >= 0.0 { &mut best } else { &mut worst };
                 let better = match slot.get(&idx) {
@@ -356,6 +364,13 @@ pub(crate) fn fuse(
                 Mode::Dense => dense,
                 Mode::Lexical => lexical,
             };
+            if mode == Mode::Joint
+                && paths
+                    .iter()
+                    .any(|p| p.stated && p.relation == Relation::Verb)
+            {
+                fused += cfg.w_stated_verb;
+            }
             if is_exact {
                 fused += 10.0;
             }

@@ -7,4 +7,5 @@ mod eval;
 mod extract;
 mod import;
 mod rank;
+mod server;
 mod store;

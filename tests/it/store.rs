@@ -76,7 +76,10 @@ fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
     let restaurant = format!("{}Restaurant", toolgraph::iri::ENT);
     let reserve = format!("{}reserve", toolgraph::iri::VERB);
     let hits = store
-        .candidates(&[southwest.clone(), restaurant.clone(), reserve.clone()])
+        .candidates(
+            &[southwest.clone(), restaurant.clone(), reserve.clone()],
+            None,
+        )
         .unwrap();
     let airline_tool = format!("{}airline_seat_reserve", toolgraph::iri::TOOL);
     let table_tool = format!("{}restaurant_table_reserve", toolgraph::iri::TOOL);
@@ -99,10 +102,24 @@ fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
             && h.node == restaurant
             && h.relation == Relation::Sibling)
     );
+    // restricted to an allowed set, other tools never appear
+    let only = [table_tool.clone()];
+    let restricted = store
+        .candidates(
+            &[southwest.clone(), restaurant.clone(), reserve.clone()],
+            Some(&only),
+        )
+        .unwrap();
+    assert!(!restricted.is_empty());
+    assert!(restricted.iter().all(|h| h.tool == table_tool));
     // nothing bound, nothing found
-    assert!(store.candidates(&[]).unwrap().is_empty());
+    assert!(store.candidates(&[], None).unwrap().is_empty());
     // a value that is not an IRI is an error, not a query injection
-    assert!(store.candidates(&["> } DROP ALL #".to_string()]).is_err());
+    assert!(
+        store
+            .candidates(&["> } DROP ALL #".to_string()], None)
+            .is_err()
+    );
 }
 
 #[test]
@@ -159,7 +176,7 @@ fn every_validation_rule_fires_on_its_fixture() {
 fn answers(store: &OxigraphStore) -> Vec<String> {
     let reserve = format!("{}reserve", toolgraph::iri::VERB);
     let mut tools: Vec<String> = store
-        .candidates(&[reserve])
+        .candidates(&[reserve], None)
         .unwrap()
         .into_iter()
         .map(|h| h.tool)
