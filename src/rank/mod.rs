@@ -82,7 +82,7 @@ impl Default for RankConfig {
             w_lexical: 0.1,
             w_stated_verb: 0.15,
             ambiguity_margin: 0.06,
-            abstain_below: 0.35,
+            abstain_below: 0.1,
             substitute_above: 0.6,
         }
     }

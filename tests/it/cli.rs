@@ -266,3 +266,28 @@ fn loading_twice_re_embeds_nothing_and_an_edit_re_embeds_one_tool() {
     assert_eq!(v["dim"], 384);
     assert_eq!(v["vector"].as_array().unwrap().len(), 384);
 }
+
+#[test]
+fn zeroing_a_channel_makes_the_accuracy_gate_fail() {
+    // Same sample as scripts/accuracy-gate.sh; the dense channel switched off.
+    let o = toolgraph(&[
+        "eval",
+        "--tools",
+        "benches/datasets/metatool/tools.jsonl",
+        "--queries",
+        "benches/datasets/metatool/queries.jsonl",
+        "--mode",
+        "joint",
+        "--sample",
+        "600",
+        "--seed",
+        "7",
+        "--weights",
+        "0.15,0,0.1",
+        "--baseline",
+        "benches/baseline.jsonl",
+    ]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("REGRESSION metatool global"), "{err}");
+}
