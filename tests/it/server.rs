@@ -63,11 +63,10 @@ fn http_search_resolve_tools_health_and_errors() {
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["matches"][0]["tool"], "restaurant_table_reserve");
     assert!(
-        v["matches"][0]["details"]["paths"]
+        !v["matches"][0]["details"]["paths"]
             .as_array()
             .unwrap()
-            .len()
-            > 0
+            .is_empty()
     );
     assert!(v.get("ambiguous").is_some() && v.get("abstain").is_some());
 
