@@ -572,6 +572,7 @@ impl OxigraphStore {
             return Err(Error::Violations(violations));
         }
         transaction.commit().map_err(store_err)?;
+        #[cfg(feature = "rocksdb")]
         self.store.flush().map_err(store_err)?;
         Ok(LoadReport {
             sources: sources.len(),
