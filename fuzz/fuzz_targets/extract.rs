@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use toolgraph::{Extractor, LexEntry, Lexicon, TermKind, ToolDescriptor, build, iri};
+use toolgraph::{Extractor, LexEntry, Lexicon, TermKind, ToolDescriptor, build_constellation as build, iri};
 
 fn extractor() -> &'static Extractor {
     static X: OnceLock<Extractor> = OnceLock::new();
