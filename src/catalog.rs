@@ -24,6 +24,8 @@ pub(crate) struct Catalog {
     /// Number of tools acting on each entity node (for IDF).
     pub entity_df: HashMap<String, usize>,
     pub broader: HashMap<String, Vec<String>>,
+    /// `dependsOn` edges between tool indexes, built once per snapshot.
+    pub deps: petgraph::graphmap::DiGraphMap<usize, ()>,
     pub labels: HashMap<String, String>,
 }
 
@@ -86,6 +88,16 @@ impl Catalog {
             broader.entry(a).or_default().push(b);
         }
         let labels = facts.labels.into_iter().collect();
+        let mut deps = petgraph::graphmap::DiGraphMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            deps.add_node(i);
+            for dep in &t.depends_on {
+                let key = dep.to_lowercase();
+                if let Some(&j) = by_name.get(&key).and_then(|v| v.first()) {
+                    deps.add_edge(i, j, ());
+                }
+            }
+        }
         Self {
             tools,
             by_iri,
@@ -97,6 +109,7 @@ impl Catalog {
             vector_row,
             entity_df,
             broader,
+            deps,
             labels,
         }
     }
@@ -153,20 +166,13 @@ impl Catalog {
     /// Tools to run before `idx`, dependencies first (post-order over
     /// `dependsOn`, cycle-safe: each tool is visited once).
     pub fn prerequisites(&self, idx: usize) -> Vec<String> {
-        use petgraph::graphmap::DiGraphMap;
         use petgraph::visit::DfsPostOrder;
-        let mut graph: DiGraphMap<usize, ()> = DiGraphMap::new();
-        for (i, t) in self.tools.iter().enumerate() {
-            graph.add_node(i);
-            for dep in &t.depends_on {
-                if let Some(j) = self.find(dep) {
-                    graph.add_edge(i, j, ());
-                }
-            }
+        if !self.deps.contains_node(idx) {
+            return Vec::new();
         }
-        let mut dfs = DfsPostOrder::new(&graph, idx);
+        let mut dfs = DfsPostOrder::new(&self.deps, idx);
         let mut out = Vec::new();
-        while let Some(n) = dfs.next(&graph) {
+        while let Some(n) = dfs.next(&self.deps) {
             if n != idx
                 && let Some(t) = self.tools.get(n)
             {

@@ -130,25 +130,23 @@ pub(crate) fn disambiguate(
     if let Some((winner, weight)) = best
         && weight > 0.0
     {
-        {
-            let runner_up = support
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != winner)
-                .map(|(_, s)| s.0)
-                .fold(0.0_f32, f32::max);
-            if weight > runner_up {
-                let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
-                let names = labels.into_iter().collect::<Vec<_>>().join(", ");
-                let top_fused = scored[0].details.fused;
-                if winner != 0 {
-                    scored[..n].swap(0, winner);
-                    scored[0].details.fused = top_fused + 1e-3;
-                    scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
-                }
-                scored[0].details.decided_by = Some(format!("the request names {names}"));
-                return None;
+        let runner_up = support
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != winner)
+            .map(|(_, s)| s.0)
+            .fold(0.0_f32, f32::max);
+        if weight > runner_up {
+            let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
+            let names = labels.into_iter().collect::<Vec<_>>().join(", ");
+            let top_fused = scored[0].details.fused;
+            if winner != 0 {
+                scored[..n].swap(0, winner);
+                scored[0].details.fused = top_fused + 1e-3;
+                scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
             }
+            scored[0].details.decided_by = Some(format!("the request names {names}"));
+            return None;
         }
     }
     // Nothing (or a tie) decides: ask.
