@@ -40,6 +40,7 @@
 mod lemma;
 mod lexicon;
 pub(crate) mod ontology;
+mod steps;
 pub(crate) mod tokens;
 mod values;
 pub(crate) mod words;
@@ -48,6 +49,7 @@ use std::sync::Arc;
 
 pub use lemma::lemma;
 pub use lexicon::{LexEntry, Lexicon, TermKind};
+pub use steps::steps;
 pub use tokens::split_identifier;
 
 use crate::vocab::ent;
