@@ -29,13 +29,14 @@ pub(crate) struct Catalog {
     pub labels: HashMap<String, String>,
 }
 
-/// The text BM25 indexes for a tool: name (split), description, parameters.
-pub(crate) fn lexical_text(tool: &Tool) -> String {
+/// The text BM25 indexes for a tool: name (split), description and, with
+/// `params`, parameter names.
+pub(crate) fn lexical_text(tool: &Tool, params: bool) -> String {
     let mut text = String::with_capacity(tool.description.len() + 64);
     text.push_str(&tokenize(&tool.name).join(" "));
     text.push(' ');
     text.push_str(&tool.description);
-    for p in &tool.params {
+    for p in tool.params.iter().filter(|_| params) {
         text.push(' ');
         text.push_str(&tokenize(&p.name).join(" "));
     }
@@ -48,6 +49,7 @@ impl Catalog {
         lexicon: Vec<LexEntry>,
         facts: OntologyFacts,
         vectors: Option<VectorIndex>,
+        lexical_params: bool,
     ) -> Self {
         let mut by_iri = HashMap::new();
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
@@ -65,7 +67,10 @@ impl Catalog {
                 }
             }
         }
-        let docs: Vec<String> = tools.iter().map(lexical_text).collect();
+        let docs: Vec<String> = tools
+            .iter()
+            .map(|t| lexical_text(t, lexical_params))
+            .collect();
         let bm25 = Bm25::new(&docs);
         let names = NameIndex::new(tools.iter().map(|t| t.name.as_str()));
         let vector_row = match &vectors {

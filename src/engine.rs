@@ -15,6 +15,7 @@ use crate::rank::{
 use crate::{Error, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -82,6 +83,15 @@ pub struct SearchRequest {
     /// A precomputed query embedding (batch evaluation).
     #[serde(skip)]
     pub query_vector: Option<Vec<f32>>,
+}
+
+/// What the whole-request ranking already computed, reused per step.
+struct StepInput<'a> {
+    allowed: &'a [usize],
+    verb_mentions: &'a [Mention],
+    text_mentions: &'a [Mention],
+    exact: &'a [usize],
+    hits: &'a [crate::graph::GraphHit],
 }
 
 /// One ranked tool.
@@ -230,6 +240,7 @@ impl Engine {
                 Vec::new(),
                 Default::default(),
                 None,
+                true,
             ))),
             last_sync: RwLock::new(None),
         };
@@ -268,7 +279,13 @@ impl Engine {
             }
             None => (None, None),
         };
-        let catalog = Arc::new(Catalog::build(tools, lexicon, facts, vectors));
+        let catalog = Arc::new(Catalog::build(
+            tools,
+            lexicon,
+            facts,
+            vectors,
+            self.rank.lexical_params,
+        ));
         match self.catalog.write() {
             Ok(mut c) => *c = catalog,
             Err(poisoned) => *poisoned.into_inner() = catalog,
@@ -430,7 +447,7 @@ impl Engine {
         let mut all_mentions = mentions.clone();
         all_mentions.extend(text_mentions.iter().cloned());
 
-        let graph = if use_graph {
+        let hits = if use_graph {
             let nodes = rank::request_nodes(&all_mentions);
             let restrict: Option<Vec<String>> = req.candidates.as_ref().map(|_| {
                 allowed
@@ -438,7 +455,11 @@ impl Engine {
                     .filter_map(|&i| catalog.tools.get(i).map(|t| t.iri.clone()))
                     .collect()
             });
-            let hits = self.store.candidates(&nodes, restrict.as_deref())?;
+            self.store.candidates(&nodes, restrict.as_deref())?
+        } else {
+            Vec::new()
+        };
+        let graph = if use_graph {
             rank::graph_scores(&catalog, &all_mentions, mentions.len(), &hits)
         } else {
             Default::default()
@@ -482,6 +503,16 @@ impl Engine {
             exact: &exact,
         };
         let mut scored = rank::fuse(mode, &self.rank, &allowed, &channels);
+        if self.rank.steps {
+            let step_input = StepInput {
+                allowed: &allowed,
+                verb_mentions: &mentions,
+                text_mentions: &text_mentions,
+                exact: &exact,
+                hits: &hits,
+            };
+            self.rank_steps(&catalog, req, &step_input, &mut scored)?;
+        }
         if mode == Mode::Graph {
             // Graph-only ablation: break graph ties lexically so the
             // order is not alphabetical.
@@ -510,6 +541,103 @@ impl Engine {
             mentions: all_mentions,
             mode,
         })
+    }
+
+    /// Multi-step requests ("retrieve X. Then calculate Y."): every step is
+    /// ranked on its own text, mentions and embedding, and a tool keeps its
+    /// best score over the whole request and its steps, naming the step.
+    fn rank_steps(
+        &self,
+        catalog: &Catalog,
+        req: &SearchRequest,
+        input: &StepInput<'_>,
+        scored: &mut [Scored],
+    ) -> Result<()> {
+        let StepInput {
+            allowed,
+            verb_mentions,
+            text_mentions,
+            exact,
+            hits,
+        } = *input;
+        let steps = crate::extract::steps(&req.text);
+        if steps.len() < 2 {
+            return Ok(());
+        }
+        let mode = req.mode;
+        let texts: Vec<String> = steps
+            .iter()
+            .filter_map(|r| req.text.get(r.clone()))
+            .map(|t| match &req.verb {
+                Some(v) if !v.trim().is_empty() => {
+                    format!("{} {t}", crate::extract::split_identifier(v).join(" "))
+                }
+                _ => t.to_string(),
+            })
+            .collect();
+        let vectors = match (&self.embedder, &catalog.vectors) {
+            (Some(embedder), Some(_)) if matches!(mode, Mode::Joint | Mode::Dense) => {
+                Some(embedder.embed_documents(&texts)?)
+            }
+            _ => None,
+        };
+        let use_graph = matches!(mode, Mode::Joint | Mode::Graph);
+        let best: HashMap<usize, usize> = scored
+            .iter()
+            .enumerate()
+            .map(|(pos, s)| (s.idx, pos))
+            .collect();
+        for (k, range) in steps.iter().enumerate() {
+            let Some(text) = texts.get(k) else { continue };
+            let mut mentions = verb_mentions.to_vec();
+            mentions.extend(
+                text_mentions
+                    .iter()
+                    .filter(|m| m.start >= range.start && m.end <= range.end)
+                    .cloned(),
+            );
+            let graph = if use_graph {
+                rank::graph_scores(catalog, &mentions, verb_mentions.len(), hits)
+            } else {
+                Default::default()
+            };
+            let dense: Option<Vec<f32>> = match (&vectors, &catalog.vectors) {
+                (Some(vs), Some(index)) => vs.get(k).map(|q| {
+                    let rows = index.scores(q);
+                    catalog
+                        .vector_row
+                        .iter()
+                        .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
+                        .collect()
+                }),
+                _ => None,
+            };
+            let bm25 = catalog.bm25.scores(text);
+            let channels = ChannelScores {
+                graph: &graph,
+                dense: dense.as_deref(),
+                bm25: &bm25,
+                exact,
+            };
+            let step = req.text.get(range.clone()).unwrap_or_default();
+            for mut s in rank::fuse(mode, &self.rank, allowed, &channels) {
+                let Some(&pos) = best.get(&s.idx) else {
+                    continue;
+                };
+                s.details.fused -= self.rank.step_discount;
+                if s.details.fused > scored[pos].details.fused {
+                    s.details.step = Some(step.to_string());
+                    scored[pos] = s;
+                }
+            }
+        }
+        scored.sort_by(|a, b| {
+            b.details
+                .fused
+                .total_cmp(&a.details.fused)
+                .then(a.idx.cmp(&b.idx))
+        });
+        Ok(())
     }
 
     fn to_matches(

@@ -16,11 +16,12 @@ pub struct Calibration {
 
 impl Default for Calibration {
     /// Fit with `toolgraph calibrate` on MetaTool awareness + reliability +
-    /// 1,000 single-tool queries (dev data; 3,035 samples, log-loss 0.314,
-    /// ECE 0.036); see README "Confidence".
+    /// 1,000 single-tool queries, 500 BFCL-multiple (candidates) and 300
+    /// Seal-Tools queries (dev data; 3,835 samples, log-loss 0.333,
+    /// ECE 0.027); see README "Confidence".
     fn default() -> Self {
         Self {
-            weights: [-4.904, 6.512, 1.225, 2.176, 3.318],
+            weights: [-4.373, 5.356, 1.281, 2.692, 3.766],
         }
     }
 }

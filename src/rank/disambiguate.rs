@@ -137,16 +137,24 @@ pub(crate) fn disambiguate(
             .map(|(_, s)| s.0)
             .fold(0.0_f32, f32::max);
         if weight > runner_up {
-            let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
-            let names = labels.into_iter().collect::<Vec<_>>().join(", ");
-            let top_fused = scored[0].details.fused;
-            if winner != 0 {
-                scored[..n].swap(0, winner);
-                scored[0].details.fused = top_fused + 1e-3;
-                scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
+            // Soft, bounded boost: distinguishing evidence can overturn a
+            // gap inside the ambiguity margin, in proportion to how much
+            // more the request evidences the winner than the others.
+            let advantage = weight - runner_up;
+            let boost = cfg.ambiguity_margin * advantage / (advantage + 1.0);
+            let gap = scored[0].details.fused - scored[winner].details.fused;
+            if winner == 0 || boost > gap {
+                let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
+                let names = labels.into_iter().collect::<Vec<_>>().join(", ");
+                let top_fused = scored[0].details.fused;
+                if winner != 0 {
+                    scored[..n].swap(0, winner);
+                    scored[0].details.fused = top_fused + 1e-3;
+                    scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
+                }
+                scored[0].details.decided_by = Some(format!("the request names {names}"));
+                return None;
             }
-            scored[0].details.decided_by = Some(format!("the request names {names}"));
-            return None;
         }
     }
     // Nothing (or a tie) decides: ask.

@@ -61,8 +61,14 @@ pub struct RankConfig {
     pub w_graph: f32,
     /// Weight of the dense channel (raw cosine).
     pub w_dense: f32,
-    /// Weight of the lexical channel (BM25 / best BM25 of the request).
+    /// Weight of the lexical channel (BM25 / best BM25 of the request),
+    /// scaled by the request's lexical trust (see `lexical_trust_k`).
     pub w_lexical: f32,
+    /// Lexical trust = (best BM25 / (best BM25 + k))^power: a request that
+    /// shares many rare words with some tool (long, specific requests)
+    /// leans on BM25; a vague one leans on the embeddings.
+    pub lexical_trust_k: f32,
+    pub lexical_trust_power: f32,
     /// Bonus when the tool performs the verb the planner stated in its
     /// `verb` field (stated intent outranks similar-sounding tools).
     pub w_stated_verb: f32,
@@ -72,18 +78,38 @@ pub struct RankConfig {
     pub abstain_below: f32,
     /// `resolve` substitutes when confidence clears this.
     pub substitute_above: f32,
+    /// Index parameter names for BM25 besides name and description
+    /// (off reproduces the name + description BM25 references).
+    #[serde(default = "yes")]
+    pub lexical_params: bool,
+    /// Rank each step of a multi-step request on its own as well.
+    #[serde(default = "yes")]
+    pub steps: bool,
+    /// A step's score must beat the whole request's by this much to count
+    /// (a fragment of a one-intent request should not outvote the whole).
+    #[serde(default)]
+    pub step_discount: f32,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for RankConfig {
     fn default() -> Self {
         Self {
-            w_graph: 0.15,
+            w_graph: 0.2,
             w_dense: 1.0,
-            w_lexical: 0.1,
+            w_lexical: 1.25,
+            lexical_trust_k: 10.0,
+            lexical_trust_power: 3.0,
             w_stated_verb: 0.15,
             ambiguity_margin: 0.06,
             abstain_below: 0.1,
             substitute_above: 0.6,
+            lexical_params: true,
+            steps: true,
+            step_discount: 0.06,
         }
     }
 }
@@ -122,6 +148,10 @@ pub struct ScoreDetails {
     pub lexical: f32,
     /// Raw BM25 score.
     pub bm25: f32,
+    /// How much the lexical channel is trusted for this request, in [0, 1]
+    /// (from the request's best BM25); joint adds `w_lexical * lexical_trust * lexical`.
+    #[serde(default)]
+    pub lexical_trust: f32,
     /// The request names this tool (exact-name guarantee).
     pub exact_name: bool,
     /// The fused score the order is based on.
@@ -133,6 +163,9 @@ pub struct ScoreDetails {
     /// Set when disambiguation moved or kept this tool on top, naming the facts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// The step of a multi-step request this score comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 /// A scored tool before confidence and disambiguation.
@@ -345,6 +378,11 @@ pub(crate) fn fuse(
         .iter()
         .filter_map(|&i| ch.bm25.get(i).copied())
         .fold(0.0_f32, f32::max);
+    let lexical_trust = if max_bm25 > 0.0 {
+        (max_bm25 / (max_bm25 + cfg.lexical_trust_k.max(1e-3))).powf(cfg.lexical_trust_power)
+    } else {
+        0.0
+    };
     let exact: HashSet<usize> = ch.exact.iter().copied().collect();
     let mut out: Vec<Scored> = allowed
         .iter()
@@ -359,7 +397,11 @@ pub(crate) fn fuse(
             let lexical = if max_bm25 > 0.0 { bm25 / max_bm25 } else { 0.0 };
             let is_exact = exact.contains(&idx) && matches!(mode, Mode::Joint | Mode::Lexical);
             let mut fused = match mode {
-                Mode::Joint => cfg.w_graph * graph + cfg.w_dense * dense + cfg.w_lexical * lexical,
+                Mode::Joint => {
+                    cfg.w_graph * graph
+                        + cfg.w_dense * dense
+                        + cfg.w_lexical * lexical_trust * lexical
+                }
                 Mode::Graph => graph,
                 Mode::Dense => dense,
                 Mode::Lexical => lexical,
@@ -381,11 +423,13 @@ pub(crate) fn fuse(
                     dense,
                     lexical,
                     bm25,
+                    lexical_trust,
                     exact_name: is_exact,
                     fused,
                     matched,
                     paths,
                     decided_by: None,
+                    step: None,
                 },
             }
         })
