@@ -138,7 +138,7 @@ enum Command {
         json: bool,
     },
     /// Accuracy harness: rank every query of a dataset and report metrics.
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// Fit the confidence model on dev data and print its reliability curve.
     Calibrate {
         /// Dataset directory with tools.jsonl, queries_awareness.jsonl, queries_reliability.jsonl.
@@ -194,6 +194,18 @@ struct EvalArgs {
     baseline: Option<PathBuf>,
     #[arg(long, default_value_t = 0.02)]
     max_drop: f64,
+    /// Fields BM25 indexes: name,description[,parameters] (default: all three).
+    #[arg(long, value_delimiter = ',')]
+    lexical_fields: Option<Vec<String>>,
+    /// Name the mode this way in reports (e.g. `bm25-ref` for the reference BM25 run).
+    #[arg(long)]
+    label: Option<String>,
+    /// Rank multi-step requests as one text only (no per-step ranking).
+    #[arg(long)]
+    no_steps: bool,
+    /// Write per-query channel scores (JSON lines) for fusion/confidence fits, instead of a report.
+    #[arg(long)]
+    dump_features: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -536,7 +548,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
         }
-        Command::Eval(args) => return eval(g, args),
+        Command::Eval(args) => return eval(g, *args),
         Command::Calibrate { dataset, json } => {
             let report = toolgraph::eval::calibrate(
                 &dataset,
@@ -671,6 +683,22 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     if let Some(t) = args.abstain_below {
         rank.abstain_below = t;
     }
+    if args.no_steps {
+        rank.steps = false;
+    }
+    if let Some(fields) = &args.lexical_fields {
+        let mut params = false;
+        for f in fields {
+            match f.trim() {
+                "name" | "description" => {}
+                "parameters" | "params" => params = true,
+                other => bail!(
+                    "--lexical-fields: unknown field `{other}` (expected name, description, parameters)"
+                ),
+            }
+        }
+        rank.lexical_params = params;
+    }
     let rank = Some(rank);
     let engine = eval::engine_for(&args.tools, embeddings.clone(), progress, rank.clone())?;
     let name = eval::dataset_name(&args.tools);
@@ -706,7 +734,28 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             progress,
             rank: rank.clone(),
         };
-        reports.extend(eval::run_on(&engine, &spec)?);
+        if let Some(path) = &args.dump_features {
+            let mut f = std::io::BufWriter::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?,
+            );
+            let n = eval::dump_features(&engine, &spec, 30, &mut f)?;
+            eprintln!("{}: {n} queries -> {}", spec.dataset, path.display());
+            continue;
+        }
+        let mut run = eval::run_on(&engine, &spec)?;
+        if let Some(label) = &args.label {
+            for r in &mut run {
+                r.mode.clone_from(label);
+            }
+        }
+        reports.extend(run);
+    }
+    if args.dump_features.is_some() {
+        return Ok(ExitCode::SUCCESS);
     }
     if args.json {
         print_json(&reports)?;

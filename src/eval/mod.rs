@@ -39,7 +39,7 @@ mod report;
 mod run;
 
 pub use calibrate::calibrate;
-pub use run::{RunSpec, Setting, dataset_name, engine_for, run_on};
+pub use run::{RunSpec, Setting, dataset_name, dump_features, engine_for, run_on};
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -146,3 +146,70 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
     }
     Ok(reports)
 }
+
+/// Writes, per query, the channel scores of the tools any channel ranks in
+/// its top `top_k` (all candidates in the candidates setting), one JSON line
+/// per query: `{"id","gold","tags","cands":[[id, graph, dense, bm25, exact]]}`.
+/// This is the training data for fusion and confidence fits.
+pub fn dump_features(
+    engine: &Engine,
+    spec: &RunSpec,
+    top_k: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<usize> {
+    let queries: Vec<EvalQuery> = spec
+        .queries
+        .iter()
+        .filter(|q| spec.setting == Setting::Global || q.candidates.is_some())
+        .cloned()
+        .collect();
+    let texts: Vec<String> = queries.iter().map(request_text).collect();
+    let vectors = engine.embed_queries(&texts)?;
+    let mut written = 0;
+    for (i, q) in queries.iter().enumerate() {
+        let req = SearchRequest {
+            text: texts[i].clone(),
+            mode: Mode::Joint,
+            limit: usize::MAX,
+            candidates: match spec.setting {
+                Setting::Candidates => q.candidates.clone(),
+                Setting::Global => None,
+            },
+            query_vector: vectors.as_ref().and_then(|v| v.get(i).cloned()),
+            ..SearchRequest::default()
+        };
+        let Ok(resp) = engine.search(&req) else {
+            continue;
+        };
+        let m = &resp.matches;
+        let mut keep: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        if spec.setting == Setting::Candidates {
+            keep.extend(0..m.len());
+        } else {
+            type Key = fn(&crate::rank::ScoreDetails) -> f32;
+            let keys: [Key; 3] = [|d| d.graph, |d| d.dense, |d| d.bm25];
+            for key in keys {
+                let mut order: Vec<usize> = (0..m.len()).collect();
+                order.sort_by(|&a, &b| key(&m[b].details).total_cmp(&key(&m[a].details)));
+                keep.extend(order.into_iter().take(top_k));
+            }
+            keep.extend(
+                m.iter()
+                    .enumerate()
+                    .filter(|(_, x)| q.gold.contains(&x.id))
+                    .map(|(i, _)| i),
+            );
+        }
+        let cands: Vec<serde_json::Value> = keep
+            .into_iter()
+            .map(|i| {
+                let d = &m[i].details;
+                serde_json::json!([m[i].id, d.graph, d.dense, d.bm25, d.exact_name])
+            })
+            .collect();
+        let line = serde_json::json!({"id": q.id, "gold": q.gold, "tags": q.tags, "cands": cands});
+        writeln!(out, "{line}").map_err(|e| Error::Invalid(format!("writing features: {e}")))?;
+        written += 1;
+    }
+    Ok(written)
+}
