@@ -291,3 +291,102 @@ fn zeroing_a_channel_makes_the_accuracy_gate_fail() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("REGRESSION metatool global"), "{err}");
 }
+
+/// `--mode lexical --no-steps --lexical-fields name,description` is the
+/// datasets' reference BM25: it reproduces each README.txt baseline.
+#[test]
+fn lexical_mode_with_reference_fields_reproduces_each_bm25_baseline() {
+    // dataset, setting flag, reference Top-1 and nDCG@10 (README.txt)
+    let cases: [(&str, &str, f64, f64); 3] = [
+        ("bfcl_multiple", "--candidates", 0.818, 0.924),
+        ("metatool", "--candidates", 0.691, 0.810),
+        ("sealtools", "", 0.893, 0.866),
+    ];
+    for (name, setting, top1, ndcg10) in cases {
+        let tools = format!("benches/datasets/{name}/tools.jsonl");
+        let queries = format!("benches/datasets/{name}/queries.jsonl");
+        let mut args = vec![
+            "eval",
+            "--tools",
+            &tools,
+            "--queries",
+            &queries,
+            "--mode",
+            "lexical",
+            "--no-steps",
+            "--lexical-fields",
+            "name,description",
+            "--json",
+        ];
+        if !setting.is_empty() {
+            args.push(setting);
+        }
+        let o = toolgraph(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let overall = &reports[0]["overall"];
+        let got_top1 = overall["top1"].as_f64().unwrap();
+        let got_ndcg = overall["ndcg10"].as_f64().unwrap();
+        assert!(
+            (got_top1 - top1).abs() <= 0.03,
+            "{name}: Top-1 {got_top1} vs {top1}"
+        );
+        assert!(
+            (got_ndcg - ndcg10).abs() <= 0.03,
+            "{name}: nDCG@10 {got_ndcg} vs {ndcg10}"
+        );
+    }
+    let o = toolgraph(&[
+        "eval",
+        "--tools",
+        "benches/datasets/metatool/tools.jsonl",
+        "--queries",
+        "benches/datasets/metatool/queries.jsonl",
+        "--mode",
+        "lexical",
+        "--lexical-fields",
+        "name,summary",
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("unknown field `summary`"), "{}", text(&o));
+}
+
+#[test]
+fn dump_features_writes_every_channel_score_per_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("features.jsonl");
+    let o = toolgraph(&[
+        "eval",
+        "--tools",
+        "benches/datasets/bfcl_multiple/tools.jsonl",
+        "--queries",
+        "benches/datasets/bfcl_multiple/queries.jsonl",
+        "--candidates",
+        "--sample",
+        "12",
+        "--dump-features",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 12);
+    for l in &lines {
+        let gold = l["gold"].as_array().unwrap();
+        let cands = l["cands"].as_array().unwrap();
+        assert!(!cands.is_empty());
+        // every gold tool is among the candidates, with its five fields
+        for g in gold {
+            assert!(cands.iter().any(|c| &c[0] == g), "{l}");
+        }
+        for c in cands {
+            assert_eq!(c.as_array().unwrap().len(), 5, "{c}");
+            let dense = c[2].as_f64().unwrap();
+            assert!((-1.0..=1.0).contains(&dense), "{c}");
+            assert!(c[3].as_f64().unwrap() >= 0.0, "{c}");
+        }
+    }
+}

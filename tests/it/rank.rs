@@ -307,3 +307,44 @@ fn prompt_rendering_respects_the_token_budget() {
     assert!(large.len() > small.len());
     assert!(large.contains("- airline_seat_reserve") || large.lines().count() > 10);
 }
+
+#[test]
+fn each_step_of_a_multi_step_request_finds_its_own_tool_and_says_which_step() {
+    let text = "Reserve a seat on Southwest flight 175 tomorrow. \
+                Then book a table for two at 8pm at an Italian restaurant.";
+    let r = search(real(), None, text, Mode::Joint);
+    let top2: Vec<&str> = r.matches.iter().take(2).map(|m| m.tool.as_str()).collect();
+    assert!(
+        top2.contains(&"airline_seat_reserve") && top2.contains(&"restaurant_table_reserve"),
+        "{:#?}",
+        r.matches
+            .iter()
+            .take(4)
+            .map(|m| (&m.tool, m.score, &m.details.step))
+            .collect::<Vec<_>>()
+    );
+    // A tool whose best score came from a step names that step (a step
+    // must beat the whole request by `step_discount` to count).
+    let mut named = 0;
+    for m in r.matches.iter().take(2) {
+        let expected = if m.tool == "airline_seat_reserve" {
+            "Reserve a seat on Southwest flight 175 tomorrow."
+        } else {
+            "book a table for two at 8pm at an Italian restaurant."
+        };
+        if let Some(step) = m.details.step.as_deref() {
+            assert_eq!(step, expected, "{}", m.tool);
+            named += 1;
+        }
+        assert!((0.0..=1.0).contains(&m.details.lexical_trust));
+    }
+    assert!(named >= 1, "no match names its step");
+    // One step: no step is named.
+    let single = search(
+        real(),
+        None,
+        "Reserve a seat on Southwest flight 175",
+        Mode::Joint,
+    );
+    assert!(single.matches.iter().all(|m| m.details.step.is_none()));
+}
