@@ -105,7 +105,7 @@ impl Default for RankConfig {
             lexical_trust_power: 3.0,
             w_stated_verb: 0.15,
             ambiguity_margin: 0.06,
-            abstain_below: 0.1,
+            abstain_below: 0.14,
             substitute_above: 0.6,
             lexical_params: true,
             steps: true,
