@@ -200,6 +200,9 @@ struct EvalArgs {
     /// Name the mode this way in reports (e.g. `bm25-ref` for the reference BM25 run).
     #[arg(long)]
     label: Option<String>,
+    /// Switch off the exact-name guarantee (plain BM25 for reference runs).
+    #[arg(long)]
+    no_exact_names: bool,
     /// Rank multi-step requests as one text only (no per-step ranking).
     #[arg(long)]
     no_steps: bool,
@@ -685,6 +688,9 @@ fn eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     }
     if args.no_steps {
         rank.steps = false;
+    }
+    if args.no_exact_names {
+        rank.exact_names = false;
     }
     if let Some(fields) = &args.lexical_fields {
         let mut params = false;

@@ -85,6 +85,9 @@ pub struct RankConfig {
     /// Rank each step of a multi-step request on its own as well.
     #[serde(default = "yes")]
     pub steps: bool,
+    /// The exact-name guarantee (off reproduces plain BM25 references).
+    #[serde(default = "yes")]
+    pub exact_names: bool,
     /// A step's score must beat the whole request's by this much to count
     /// (a fragment of a one-intent request should not outvote the whole).
     #[serde(default)]
@@ -109,6 +112,7 @@ impl Default for RankConfig {
             substitute_above: 0.6,
             lexical_params: true,
             steps: true,
+            exact_names: true,
             step_discount: 0.06,
         }
     }
@@ -395,7 +399,9 @@ pub(crate) fn fuse(
             let dense = ch.dense.and_then(|d| d.get(idx).copied()).unwrap_or(0.0);
             let bm25 = ch.bm25.get(idx).copied().unwrap_or(0.0);
             let lexical = if max_bm25 > 0.0 { bm25 / max_bm25 } else { 0.0 };
-            let is_exact = exact.contains(&idx) && matches!(mode, Mode::Joint | Mode::Lexical);
+            let is_exact = cfg.exact_names
+                && exact.contains(&idx)
+                && matches!(mode, Mode::Joint | Mode::Lexical);
             let mut fused = match mode {
                 Mode::Joint => {
                     cfg.w_graph * graph
