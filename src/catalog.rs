@@ -44,6 +44,16 @@ pub(crate) fn lexical_text(tool: &Tool, params: bool) -> String {
 }
 
 impl Catalog {
+    /// Cosine of a request vector with every tool, in tool order (0 for a
+    /// tool without a vector).
+    pub fn cosines(&self, index: &VectorIndex, query: &[f32]) -> Vec<f32> {
+        let rows = index.scores(query);
+        self.vector_row
+            .iter()
+            .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
+            .collect()
+    }
+
     pub fn build(
         tools: Vec<Tool>,
         lexicon: Vec<LexEntry>,

@@ -470,14 +470,7 @@ impl Engine {
                     Some(v) => v.clone(),
                     None => embedder.embed_query(&request_text)?,
                 };
-                let rows = index.scores(&q);
-                Some(
-                    catalog
-                        .vector_row
-                        .iter()
-                        .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
-                        .collect(),
-                )
+                Some(catalog.cosines(index, &q))
             }
             (true, None, _) if mode == Mode::Dense => {
                 return Err(Error::Invalid(
@@ -602,14 +595,7 @@ impl Engine {
                 Default::default()
             };
             let dense: Option<Vec<f32>> = match (&vectors, &catalog.vectors) {
-                (Some(vs), Some(index)) => vs.get(k).map(|q| {
-                    let rows = index.scores(q);
-                    catalog
-                        .vector_row
-                        .iter()
-                        .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
-                        .collect()
-                }),
+                (Some(vs), Some(index)) => vs.get(k).map(|q| catalog.cosines(index, q)),
                 _ => None,
             };
             let bm25 = catalog.bm25.scores(text);
