@@ -336,9 +336,10 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
     let rdf_type = p(vocab::RDF_TYPE)?;
     let pref = p(vocab::SKOS_PREF_LABEL)?;
     let broader = p(vocab::SKOS_BROADER)?;
-    let mut quads = Vec::new();
-    let mut push = |s: NamedOrBlankNode, pred: &NamedNode, o: Term, g: &GraphName| {
-        quads.push(Quad::new(s, pred.clone(), o, g.clone()));
+    let mut q = QuadSink {
+        quads: Vec::new(),
+        rdf_type: rdf_type.clone(),
+        pref: pref.clone(),
     };
     let by_id: HashMap<&str, &Constellation> = items
         .iter()
@@ -347,28 +348,28 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
     for c in items {
         let d = &c.descriptor;
         let tool: NamedOrBlankNode = nn(&c.iri)?.into();
-        push(tool.clone(), &rdf_type, nn(tg::TOOL)?.into(), &curated);
-        push(
+        q.push(tool.clone(), &rdf_type, nn(tg::TOOL)?.into(), &curated);
+        q.push(
             tool.clone(),
             &p(tg::NAME)?,
             Literal::new_simple_literal(&d.name).into(),
             &curated,
         );
         let label = d.title.clone().unwrap_or_else(|| d.name.clone());
-        push(
+        q.push(
             tool.clone(),
             &pref,
             Literal::new_simple_literal(label).into(),
             &curated,
         );
-        push(
+        q.push(
             tool.clone(),
             &p(tg::DESCRIPTION)?,
             Literal::new_simple_literal(&d.description).into(),
             &curated,
         );
         if !d.source.is_empty() {
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::SOURCE)?,
                 Literal::new_simple_literal(&d.source).into(),
@@ -380,14 +381,14 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
         } else {
             &extracted
         };
-        push(
+        q.push(
             tool.clone(),
             &p(tg::READ_ONLY)?,
             Literal::from(c.read_only).into(),
             ro_graph,
         );
         if let Some(destructive) = d.destructive {
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::DESTRUCTIVE)?,
                 Literal::from(destructive).into(),
@@ -396,21 +397,21 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
         }
         for param in &d.params {
             let node: NamedOrBlankNode = BlankNode::default().into();
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::PARAMETER_PROP)?,
                 node.clone().into(),
                 &curated,
             );
-            push(node.clone(), &rdf_type, nn(tg::PARAMETER)?.into(), &curated);
-            push(
+            q.push(node.clone(), &rdf_type, nn(tg::PARAMETER)?.into(), &curated);
+            q.push(
                 node.clone(),
                 &p(tg::PARAM_NAME)?,
                 Literal::new_simple_literal(&param.name).into(),
                 &curated,
             );
             if !param.description.is_empty() {
-                push(
+                q.push(
                     node.clone(),
                     &p(tg::PARAM_DESCRIPTION)?,
                     Literal::new_simple_literal(&param.description).into(),
@@ -418,14 +419,14 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                 );
             }
             if let Some(ty) = &param.ty {
-                push(
+                q.push(
                     node.clone(),
                     &p(tg::PARAM_TYPE)?,
                     Literal::new_simple_literal(ty).into(),
                     &curated,
                 );
             }
-            push(
+            q.push(
                 node,
                 &p(tg::PARAM_REQUIRED)?,
                 Literal::from(param.required).into(),
@@ -437,7 +438,7 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                 Some(other) => other.iri.clone(),
                 None => crate::tool_iri(dep),
             };
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::DEPENDS_ON)?,
                 nn(&target)?.into(),
@@ -446,27 +447,16 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
         }
         for integration in &d.integrations {
             let node = nn(&format!("{}{}", vocab::INTEGRATION, slug(integration)))?;
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::REQUIRES_INTEGRATION)?,
                 node.clone().into(),
                 &curated,
             );
-            push(
-                node.clone().into(),
-                &rdf_type,
-                nn(tg::INTEGRATION)?.into(),
-                &curated,
-            );
-            push(
-                node.into(),
-                &pref,
-                Literal::new_simple_literal(integration).into(),
-                &curated,
-            );
+            q.declare(node.into(), tg::INTEGRATION, integration, &curated)?;
         }
         for verb in &c.verbs {
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::PERFORMS)?,
                 nn(&verb.iri)?.into(),
@@ -479,9 +469,9 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             } else {
                 tg::MENTIONS
             };
-            push(tool.clone(), &p(rel)?, nn(&ent.iri)?.into(), &extracted);
+            q.push(tool.clone(), &p(rel)?, nn(&ent.iri)?.into(), &extracted);
             if i == 0 && ent.weight >= 0.9 {
-                push(
+                q.push(
                     tool.clone(),
                     &p(tg::PRIMARY_ENTITY)?,
                     nn(&ent.iri)?.into(),
@@ -491,50 +481,53 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
         }
         for dom in &c.domains {
             let node = nn(&dom.iri)?;
-            push(
+            q.push(
                 tool.clone(),
                 &p(tg::IN_DOMAIN)?,
                 node.clone().into(),
                 &extracted,
             );
-            push(
-                node.clone().into(),
-                &rdf_type,
-                nn(tg::DOMAIN)?.into(),
-                &extracted,
-            );
-            push(
-                node.into(),
-                &pref,
-                Literal::new_simple_literal(&dom.label).into(),
-                &extracted,
-            );
+            q.declare(node.into(), tg::DOMAIN, &dom.label, &extracted)?;
         }
         for verb in &c.new_verbs {
-            let node: NamedOrBlankNode = nn(&verb.iri)?.into();
-            push(node.clone(), &rdf_type, nn(tg::VERB)?.into(), &extracted);
-            push(
-                node,
-                &pref,
-                Literal::new_simple_literal(&verb.label).into(),
-                &extracted,
-            );
+            q.declare(nn(&verb.iri)?.into(), tg::VERB, &verb.label, &extracted)?;
         }
         for term in &c.new_terms {
             let node: NamedOrBlankNode = nn(&term.iri)?.into();
-            push(node.clone(), &rdf_type, nn(tg::ENTITY)?.into(), &extracted);
-            push(
-                node.clone(),
-                &pref,
-                Literal::new_simple_literal(&term.label).into(),
-                &extracted,
-            );
+            q.declare(node.clone(), tg::ENTITY, &term.label, &extracted)?;
             for b in &term.broader {
-                push(node.clone(), &broader, nn(b)?.into(), &extracted);
+                q.push(node.clone(), &broader, nn(b)?.into(), &extracted);
             }
         }
     }
-    Ok(quads)
+    Ok(q.quads)
+}
+
+/// Collects quads; `declare` adds a typed, labelled node (verbs, terms,
+/// domains, integrations all need the same two triples).
+struct QuadSink {
+    quads: Vec<Quad>,
+    rdf_type: NamedNode,
+    pref: NamedNode,
+}
+
+impl QuadSink {
+    fn push(&mut self, s: NamedOrBlankNode, pred: &NamedNode, o: Term, g: &GraphName) {
+        self.quads.push(Quad::new(s, pred.clone(), o, g.clone()));
+    }
+
+    fn declare(
+        &mut self,
+        node: NamedOrBlankNode,
+        class: &str,
+        label: &str,
+        g: &GraphName,
+    ) -> Result<()> {
+        let (rdf_type, pref) = (self.rdf_type.clone(), self.pref.clone());
+        self.push(node.clone(), &rdf_type, nn(class)?.into(), g);
+        self.push(node, &pref, Literal::new_simple_literal(label).into(), g);
+        Ok(())
+    }
 }
 
 fn parse_bool(s: Option<&String>) -> Option<bool> {
