@@ -62,6 +62,31 @@ fn with_article(label: &str) -> String {
     format!("{article} {label}")
 }
 
+/// The contender the request's distinguishing evidence decides for, if any.
+/// Evidence overturns the fused gap above a contender only in proportion
+/// to how much more the request evidences it than the runner-up (a soft,
+/// bounded boost: `margin * a / (a + 1)`).
+fn decisive(support: &[(f32, Vec<String>)], scored: &[Scored], cfg: &RankConfig) -> Option<usize> {
+    let (winner, weight) = support
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.0.cmp(&a.0)))
+        .map(|(i, s)| (i, s.0))?;
+    let runner_up = support
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != winner)
+        .map(|(_, s)| s.0)
+        .fold(0.0_f32, f32::max);
+    if weight <= 0.0 || weight <= runner_up {
+        return None;
+    }
+    let advantage = weight - runner_up;
+    let boost = cfg.ambiguity_margin * advantage / (advantage + 1.0);
+    let gap = scored[0].details.fused - scored[winner].details.fused;
+    (winner == 0 || boost > gap).then_some(winner)
+}
+
 /// Reorders close candidates by the distinguishing facts the request
 /// evidences; returns a clarification when nothing decides.
 pub(crate) fn disambiguate(
@@ -122,40 +147,17 @@ pub(crate) fn disambiguate(
             )
         })
         .collect();
-    let best = support
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.0.total_cmp(&b.1.0).then(b.0.cmp(&a.0)))
-        .map(|(i, s)| (i, s.0));
-    if let Some((winner, weight)) = best
-        && weight > 0.0
-    {
-        let runner_up = support
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != winner)
-            .map(|(_, s)| s.0)
-            .fold(0.0_f32, f32::max);
-        if weight > runner_up {
-            // Soft, bounded boost: distinguishing evidence can overturn a
-            // gap inside the ambiguity margin, in proportion to how much
-            // more the request evidences the winner than the others.
-            let advantage = weight - runner_up;
-            let boost = cfg.ambiguity_margin * advantage / (advantage + 1.0);
-            let gap = scored[0].details.fused - scored[winner].details.fused;
-            if winner == 0 || boost > gap {
-                let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
-                let names = labels.into_iter().collect::<Vec<_>>().join(", ");
-                let top_fused = scored[0].details.fused;
-                if winner != 0 {
-                    scored[..n].swap(0, winner);
-                    scored[0].details.fused = top_fused + 1e-3;
-                    scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
-                }
-                scored[0].details.decided_by = Some(format!("the request names {names}"));
-                return None;
-            }
+    if let Some(winner) = decisive(&support, scored, cfg) {
+        let labels: BTreeSet<String> = support[winner].1.iter().cloned().collect();
+        let names = labels.into_iter().collect::<Vec<_>>().join(", ");
+        let top_fused = scored[0].details.fused;
+        if winner != 0 {
+            scored[..n].swap(0, winner);
+            scored[0].details.fused = top_fused + 1e-3;
+            scored[1..n].sort_by(|a, b| b.details.fused.total_cmp(&a.details.fused));
         }
+        scored[0].details.decided_by = Some(format!("the request names {names}"));
+        return None;
     }
     // Nothing (or a tie) decides: ask.
     let contenders: Vec<Contender> = scored[..n]

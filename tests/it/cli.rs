@@ -13,6 +13,15 @@ fn toolgraph(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `toolgraph eval` on a bundled dataset's tools and queries, plus `extra`.
+fn eval_on(dataset: &str, extra: &[&str]) -> Output {
+    let tools = format!("benches/datasets/{dataset}/tools.jsonl");
+    let queries = format!("benches/datasets/{dataset}/queries.jsonl");
+    let mut args = vec!["eval", "--tools", &tools, "--queries", &queries];
+    args.extend_from_slice(extra);
+    toolgraph(&args)
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -270,23 +279,21 @@ fn loading_twice_re_embeds_nothing_and_an_edit_re_embeds_one_tool() {
 #[test]
 fn zeroing_a_channel_makes_the_accuracy_gate_fail() {
     // Same sample as scripts/accuracy-gate.sh; the dense channel switched off.
-    let o = toolgraph(&[
-        "eval",
-        "--tools",
-        "benches/datasets/metatool/tools.jsonl",
-        "--queries",
-        "benches/datasets/metatool/queries.jsonl",
-        "--mode",
-        "joint",
-        "--sample",
-        "600",
-        "--seed",
-        "7",
-        "--weights",
-        "0.15,0,0.1",
-        "--baseline",
-        "benches/baseline.jsonl",
-    ]);
+    let o = eval_on(
+        "metatool",
+        &[
+            "--mode",
+            "joint",
+            "--sample",
+            "600",
+            "--seed",
+            "7",
+            "--weights",
+            "0.15,0,0.1",
+            "--baseline",
+            "benches/baseline.jsonl",
+        ],
+    );
     assert!(!o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("REGRESSION metatool global"), "{err}");
@@ -304,14 +311,7 @@ fn lexical_mode_with_reference_fields_reproduces_each_bm25_baseline() {
         ("bfcl_multiple", "--match-by-name", 0.581, 0.676),
     ];
     for (name, setting, top1, ndcg10) in cases {
-        let tools = format!("benches/datasets/{name}/tools.jsonl");
-        let queries = format!("benches/datasets/{name}/queries.jsonl");
         let mut args = vec![
-            "eval",
-            "--tools",
-            &tools,
-            "--queries",
-            &queries,
             "--mode",
             "lexical",
             "--no-steps",
@@ -323,7 +323,7 @@ fn lexical_mode_with_reference_fields_reproduces_each_bm25_baseline() {
         if !setting.is_empty() {
             args.push(setting);
         }
-        let o = toolgraph(&args);
+        let o = eval_on(name, &args);
         assert!(o.status.success(), "{}", text(&o));
         let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let overall = &reports[0]["overall"];
@@ -338,17 +338,10 @@ fn lexical_mode_with_reference_fields_reproduces_each_bm25_baseline() {
             "{name}: nDCG@10 {got_ndcg} vs {ndcg10}"
         );
     }
-    let o = toolgraph(&[
-        "eval",
-        "--tools",
-        "benches/datasets/metatool/tools.jsonl",
-        "--queries",
-        "benches/datasets/metatool/queries.jsonl",
-        "--mode",
-        "lexical",
-        "--lexical-fields",
-        "name,summary",
-    ]);
+    let o = eval_on(
+        "metatool",
+        &["--mode", "lexical", "--lexical-fields", "name,summary"],
+    );
     assert!(!o.status.success());
     assert!(text(&o).contains("unknown field `summary`"), "{}", text(&o));
 }
@@ -357,18 +350,17 @@ fn lexical_mode_with_reference_fields_reproduces_each_bm25_baseline() {
 fn dump_features_writes_every_channel_score_per_query() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("features.jsonl");
-    let o = toolgraph(&[
-        "eval",
-        "--tools",
-        "benches/datasets/bfcl_multiple/tools.jsonl",
-        "--queries",
-        "benches/datasets/bfcl_multiple/queries.jsonl",
-        "--candidates",
-        "--sample",
-        "12",
-        "--dump-features",
-        out.to_str().unwrap(),
-    ]);
+    let out_path = out.to_str().unwrap();
+    let o = eval_on(
+        "bfcl_multiple",
+        &[
+            "--candidates",
+            "--sample",
+            "12",
+            "--dump-features",
+            out_path,
+        ],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
         .unwrap()
