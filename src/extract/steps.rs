@@ -146,7 +146,9 @@ pub fn steps(text: &str) -> Vec<Range<usize>> {
         let mut piece_start = s.start;
         let mut j = s.start;
         while j < s.end {
-            if text.is_char_boundary(j)
+            // a connective starts with a comma or ASCII whitespace (what
+            // `multispace1` accepts): only try there, always a char boundary
+            if matches!(bytes[j], b',' | b' ' | b'\t' | b'\r' | b'\n')
                 && let Ok((rest, _)) = inner_connective(&text[j..s.end])
             {
                 out.push(piece_start..j);
