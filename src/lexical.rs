@@ -229,76 +229,63 @@ impl Bm25 {
 /// Exact-name guarantee: which tools a request names explicitly.
 ///
 /// Names and requests are compared as [`tokenize`] token sequences, so
-/// `task_create`, `TaskCreate`, `task-create` and `task create` are the same
-/// name. A tool matches when
-/// * the whole request is its name (`"TaskCreate"`, `"weather"`), or
-/// * its name (of two or more tokens) occurs in the request on identifier
-///   boundaries: `"call task_create now"`, `"task create please"`, but not
-///   `"create a task"` (wrong order) nor `"run task_create_bulk"` (part of a
+/// `task_create`, `TaskCreate` and `task-create` are the same name. A tool
+/// matches when
+/// * the whole request is its name (`"TaskCreate"`, `"weather"`,
+///   `"task create"`), or
+/// * one identifier of the request is its name: `"call task_create now"`,
+///   `"use taskCreate."`, or a dotted path ending in it
+///   (`"tools.task_create"`), but not `"run task_create_bulk"` (part of a
 ///   longer identifier), or
-/// * a single-word name is quoted verbatim: ``"use `weather`"``.
+/// * the name is quoted verbatim: ``"use `weather`"``, `"the 'task create' tool"`.
 ///
-/// Single-word names otherwise match only the whole request, so prose that
-/// merely uses a common word ("what's the weather") names nothing.
+/// Plain words that happen to spell a name do not count: "get the current
+/// weather" does not name `get_current_weather`, and "what's the weather"
+/// does not name `weather`. Prose is the ranking channels' job; the
+/// guarantee is for a planner that writes the identifier.
 #[derive(Debug, Clone, Default)]
 pub struct NameIndex {
     by_tokens: HashMap<Vec<String>, Vec<usize>>,
-    max_len: usize,
 }
 
 impl NameIndex {
     /// Index tool names; a tool's index is its position in `names`.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut by_tokens: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
-        let mut max_len = 0;
         for (i, name) in names.into_iter().enumerate() {
             let toks = tokenize(name);
-            if toks.is_empty() {
-                continue;
+            if !toks.is_empty() {
+                by_tokens.entry(toks).or_default().push(i);
             }
-            max_len = max_len.max(toks.len());
-            by_tokens.entry(toks).or_default().push(i);
         }
-        NameIndex { by_tokens, max_len }
+        NameIndex { by_tokens }
     }
 
     /// Tools named by `request`, longest name first (then by index).
     pub fn find(&self, request: &str) -> Vec<usize> {
         // (token count, tool) pairs found
         let mut found: Vec<(usize, usize)> = Vec::new();
-        let all = tokenize(request);
-        if let Some(ids) = self.by_tokens.get(&all) {
-            found.extend(ids.iter().map(|&i| (all.len(), i)));
-        }
-        // Tokens of the request with the identifier chunk they come from.
-        let mut toks: Vec<String> = Vec::new();
-        let mut starts: HashSet<usize> = HashSet::new();
-        let mut ends: HashSet<usize> = HashSet::new();
+        let mut hit = |toks: &[String]| {
+            if let Some(ids) = self.by_tokens.get(toks) {
+                found.extend(ids.iter().map(|&i| (toks.len(), i)));
+            }
+        };
+        hit(&tokenize(request));
         for chunk in identifier_chunks(request) {
-            starts.insert(toks.len());
-            let t = tokenize(chunk);
-            if t.len() == 1
-                && let Some(ids) = self.by_tokens.get(&t)
-                && is_quoted(request, chunk)
-            {
-                found.extend(ids.iter().map(|&i| (1, i)));
+            let whole = tokenize(chunk);
+            if whole.len() > 1 {
+                hit(&whole);
+                // `module.path.task_create`: every dotted suffix
+                for (at, _) in chunk.match_indices('.') {
+                    let suffix = tokenize(&chunk[at + 1..]);
+                    if suffix.len() > 1 {
+                        hit(&suffix);
+                    }
+                }
             }
-            toks.extend(t);
-            ends.insert(toks.len());
         }
-        for s in 0..toks.len() {
-            if !starts.contains(&s) {
-                continue;
-            }
-            let longest = self.max_len.min(toks.len() - s);
-            for len in (2..=longest).rev() {
-                if !ends.contains(&(s + len)) {
-                    continue;
-                }
-                if let Some(ids) = toks.get(s..s + len).and_then(|w| self.by_tokens.get(w)) {
-                    found.extend(ids.iter().map(|&i| (len, i)));
-                }
-            }
+        for quoted in quoted_spans(request) {
+            hit(&tokenize(quoted));
         }
         found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut seen = HashSet::new();
@@ -318,14 +305,38 @@ fn identifier_chunks(text: &str) -> impl Iterator<Item = &str> {
         .filter(|s| !s.is_empty())
 }
 
-/// Whether `chunk` (a substring of `text`) appears in backticks or quotes.
-fn is_quoted(text: &str, chunk: &str) -> bool {
-    ['`', '"', '\''].iter().any(|q| {
-        let mut needle = String::with_capacity(chunk.len() + 2);
-        needle.push(*q);
-        needle.push_str(chunk);
-        needle.push(*q);
-        text.contains(&needle)
+/// Text between matching backticks or double quotes, and between single
+/// quotes that are not apostrophes (`'task create'`, not `it's ... don't`):
+/// at most a few words, the way a name is quoted.
+fn quoted_spans(text: &str) -> impl Iterator<Item = &str> {
+    ['`', '"', '\''].into_iter().flat_map(move |q| {
+        let mut spans = Vec::new();
+        let mut rest = text;
+        let mut offset = 0;
+        while let Some(open) = rest.find(q) {
+            let before = text[..offset + open].chars().next_back();
+            let after_open = &rest[open + q.len_utf8()..];
+            let Some(close) = after_open.find(q) else {
+                break;
+            };
+            let inner = &after_open[..close];
+            let opens_word = before.is_none_or(|c| !c.is_alphanumeric());
+            let closes_word = after_open[close + q.len_utf8()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let short = !inner.trim().is_empty() && inner.split_whitespace().count() <= 6;
+            let consumed = if q != '\'' || (opens_word && closes_word && short) {
+                spans.push(inner);
+                open + q.len_utf8() + close + q.len_utf8()
+            } else {
+                // an apostrophe: look for a quote from the next character on
+                open + q.len_utf8()
+            };
+            offset += consumed;
+            rest = &rest[consumed..];
+        }
+        spans
     })
 }
 
@@ -434,12 +445,17 @@ mod tests {
             "call task_create",
             "TaskCreate",
             "task-create",
-            "task create please",
+            "task create",
             "use taskCreate.",
+            "call tools.task_create(x=1)",
+            "the 'task create' tool",
         ] {
             assert_eq!(idx.find(req), vec![0], "{req}");
         }
         assert!(idx.find("create a task").is_empty());
+        assert!(idx.find("task create please").is_empty(), "plain words");
+        assert!(idx.find("it's a task create, isn't it").is_empty());
+        assert_eq!(idx.find("it's the 'weather' tool"), vec![1]);
         assert_eq!(idx.find("run task_create_bulk now"), vec![2]);
         assert_eq!(idx.find("weather"), vec![1]);
         assert_eq!(idx.find("Weather"), vec![1]);
