@@ -38,6 +38,11 @@ pub struct ToolDescriptor {
     pub title: Option<String>,
     #[serde(default)]
     pub description: String,
+    /// Guidance written for a model rather than a person: when and how to
+    /// use the tool (an OpenAI plugin's `description_for_model`). Embedded,
+    /// not indexed for words: it is long and full of generic instructions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_description: String,
     #[serde(default)]
     pub params: Vec<Param>,
     /// `Some(true)` for GET operations and `readOnlyHint: true`.
@@ -123,6 +128,8 @@ pub struct Tool {
     pub id: String,
     pub name: String,
     pub description: String,
+    /// See [`ToolDescriptor::model_description`].
+    pub model_description: String,
     pub params: Vec<Param>,
     pub verbs: Vec<Link>,
     pub entities: Vec<Link>,

@@ -36,7 +36,7 @@ pub mod tg {
         TOOL = "Tool"; VERB = "Verb"; ENTITY = "Entity"; INSTANCE = "Instance";
         DOMAIN = "Domain"; CATEGORY = "Category"; INTEGRATION = "Integration";
         CHANNEL = "Channel"; PROFILE = "Profile"; GOAL = "Goal"; PARAMETER = "Parameter";
-        NAME = "name"; DESCRIPTION = "description"; PERFORMS = "performs"; ACTS_ON = "actsOn";
+        NAME = "name"; DESCRIPTION = "description"; MODEL_DESCRIPTION = "modelDescription"; PERFORMS = "performs"; ACTS_ON = "actsOn";
         PRIMARY_ENTITY = "primaryEntity"; MENTIONS = "mentions";
         IN_DOMAIN = "inDomain"; IN_CATEGORY = "inCategory";
         REQUIRES_INTEGRATION = "requiresIntegration"; AVAILABLE_ON_CHANNEL = "availableOnChannel";

@@ -368,6 +368,14 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             Literal::new_simple_literal(&d.description).into(),
             &curated,
         );
+        if !d.model_description.is_empty() {
+            q.push(
+                tool.clone(),
+                &p(tg::MODEL_DESCRIPTION)?,
+                Literal::new_simple_literal(&d.model_description).into(),
+                &curated,
+            );
+        }
         if !d.source.is_empty() {
             q.push(
                 tool.clone(),
@@ -627,6 +635,7 @@ impl GraphStore for OxigraphStore {
                     id,
                     name,
                     description: row.get("description").cloned().unwrap_or_default(),
+                    model_description: row.get("modelDescription").cloned().unwrap_or_default(),
                     read_only: parse_bool(row.get("readOnly")).unwrap_or(false),
                     universal: parse_bool(row.get("universal")).unwrap_or(false),
                     ..Tool::default()

@@ -9,7 +9,8 @@
 //! - `meta.depends_on` -> `depends_on`; `meta.field` and `meta.category` ->
 //!   `tags` (a `/`-separated field such as `Chemistry/Forensics` gives both
 //!   parts); `meta.tags`, `meta.integrations` are taken as they are;
-//!   `meta.name_for_human` -> `title`.
+//!   `meta.name_for_human` -> `title`; `meta.description_for_model` (OpenAI
+//!   plugin manifests) -> `model_description`.
 //! - Blank lines are skipped.
 
 use super::{
@@ -123,6 +124,10 @@ fn descriptor(file: &str, line: u64, value: &Value) -> Result<ToolDescriptor> {
                 }
             }
             push_unique(&mut d.tags, list("tags")?);
+            d.model_description = opt_str(meta, "description_for_model")
+                .map_err(|m| bad("/meta/description_for_model", m))?
+                .map(clean_text)
+                .unwrap_or_default();
             d.title = meta
                 .get("name_for_human")
                 .and_then(Value::as_str)
@@ -149,7 +154,7 @@ mod tests {
         let text = concat!(
             r#"{"id":"a#1","name":"a","description":" Do  A ","parameters":{"type":"dict","properties":{"x":{"type":"str","description":"X"}},"required":["x"]},"source":"up/stream","meta":{"field":"Chem/Forensics","depends_on":["b"]}}"#,
             "\n\n",
-            r#"{"name":"b","parameters":null,"meta":{"name_for_human":"Bee","category":"util"}}"#,
+            r#"{"name":"b","parameters":null,"meta":{"name_for_human":"Bee","category":"util","description_for_model":"Use  when\nbees."}}"#,
             "\n"
         );
         let tools = parse("t.jsonl", text).unwrap();
@@ -168,6 +173,8 @@ mod tests {
         assert_eq!(b.source, "t.jsonl:3");
         assert_eq!(b.title.as_deref(), Some("Bee"));
         assert_eq!(b.tags, ["util"]);
+        assert_eq!(b.model_description, "Use when bees.");
+        assert!(a.model_description.is_empty());
     }
 
     #[test]
@@ -203,6 +210,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`p`") && err.contains("/parameters"), "{err}");
+        let err = parse(
+            "t.jsonl",
+            "{\"name\":\"m\",\"meta\":{\"description_for_model\":3}}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("/meta/description_for_model"), "{err}");
         assert!(parse("t.jsonl", "[1]\n").is_err());
         assert!(parse("t.jsonl", "").unwrap().is_empty());
     }

@@ -149,6 +149,7 @@ fn tool_descriptor(file: &str, pointer: &str, tool: &Value) -> Result<ToolDescri
         name,
         title: title.filter(|t| !t.is_empty()),
         description: description.map(clean_text).unwrap_or_default(),
+        model_description: String::new(),
         params,
         read_only,
         destructive,

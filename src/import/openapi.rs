@@ -215,6 +215,7 @@ impl Operation<'_> {
             name,
             title: summary.filter(|s| !s.is_empty()),
             description,
+            model_description: String::new(),
             params,
             read_only,
             destructive,

@@ -168,7 +168,15 @@ fn datasets_parse_fully() {
         meta.iter()
             .all(|t| t.params.is_empty() && !t.description.is_empty())
     );
-    assert_eq!(tool(&meta, "timeport").title.as_deref(), Some("Timeport"));
+    let timeport = tool(&meta, "timeport");
+    assert_eq!(timeport.title.as_deref(), Some("Timeport"));
+    assert!(
+        timeport
+            .model_description
+            .starts_with("An entertaining and educational time-travel game"),
+        "{}",
+        timeport.model_description
+    );
 
     let seal = dataset("sealtools");
     assert_eq!(seal.len(), 4076);
@@ -296,4 +304,41 @@ proptest! {
         let tools = format!(r#"{{"tools":[{s}]}}"#);
         let _ = parse_manifest("p.json", &tools, Format::Mcp);
     }
+}
+
+#[test]
+fn a_model_description_survives_the_store_and_reaches_the_embedded_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plugins.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"name":"timeport","description":"Play a time-travel game.","#,
+            r#""meta":{"description_for_model":"Start the game in a moment in history."}}"#,
+            "\n",
+            r#"{"name":"plain","description":"Search the web."}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let engine =
+        toolgraph::Engine::open(toolgraph::EngineOptions::memory(toolgraph::Embeddings::Off))
+            .unwrap();
+    let ontology = Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology");
+    engine.load_paths(&[ontology, file], None).unwrap();
+    let tools = engine.store().tools().unwrap();
+    let by_name = |n: &str| tools.iter().find(|t| t.name == n).unwrap();
+    let timeport = by_name("timeport");
+    assert_eq!(
+        timeport.model_description,
+        "Start the game in a moment in history."
+    );
+    assert!(by_name("plain").model_description.is_empty());
+    let text = toolgraph::embedding_text(timeport);
+    assert!(
+        text.starts_with(
+            "timeport\nPlay a time-travel game.\nStart the game in a moment in history."
+        ),
+        "{text}"
+    );
 }
