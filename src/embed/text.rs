@@ -1,6 +1,6 @@
 //! The one recipe for the text a tool is embedded as.
 
-use crate::{Link, Tool};
+use crate::Tool;
 
 /// How much of a tool's model description is embedded. Measured with dense
 /// retrieval on MetaTool (2,000 queries, the only dev set that has model
@@ -19,12 +19,15 @@ pub const MODEL_DESCRIPTION_WORDS: usize = 40;
 ///    (guidance written for a model, such as an OpenAI plugin's
 ///    `description_for_model`);
 /// 4. `Parameters: ` then each parameter as `<split name>: <description>`,
-///    joined by `; `;
-/// 5. `Actions: `, `Things: `, `Domains: ` with the labels of the verb,
-///    entity and domain links of the constellation (deduplicated, in order),
-///    joined by `. `.
+///    joined by `; `.
 ///
 /// The name and description come first: the model reads at most 256 tokens.
+/// The constellation's verb, entity and domain labels are left out: the
+/// graph channel scores them, and in the embedded text they dilute the
+/// description. Measured with them appended as `Actions: … Things: …
+/// Domains: …` and without: dense Top-1 on BFCL candidates 0.899 → 0.913,
+/// Seal-Tools nDCG@10 0.858 → 0.887 (400 sample), MetaTool joint 0.575 →
+/// 0.583 (2,000 sample).
 pub fn embedding_text(tool: &Tool) -> String {
     let mut lines: Vec<String> = Vec::with_capacity(4);
     let name = split_identifier(&tool.name);
@@ -60,32 +63,7 @@ pub fn embedding_text(tool: &Tool) -> String {
     if !params.is_empty() {
         lines.push(format!("Parameters: {}", params.join("; ")));
     }
-    let mut labels: Vec<String> = Vec::with_capacity(3);
-    for (head, links) in [
-        ("Actions", &tool.verbs),
-        ("Things", &tool.entities),
-        ("Domains", &tool.domains),
-    ] {
-        let l = unique_labels(links);
-        if !l.is_empty() {
-            labels.push(format!("{head}: {}", l.join(", ")));
-        }
-    }
-    if !labels.is_empty() {
-        lines.push(labels.join(". "));
-    }
     lines.join("\n")
-}
-
-fn unique_labels(links: &[Link]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(links.len());
-    for link in links {
-        let label = collapse_ws(&link.label);
-        if !label.is_empty() && !out.contains(&label) {
-            out.push(label);
-        }
-    }
-    out
 }
 
 fn collapse_ws(s: &str) -> String {
@@ -123,7 +101,7 @@ pub(crate) fn split_identifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Param, Provenance};
+    use crate::{Link, Param, Provenance};
 
     #[test]
     fn splits_snake_camel_and_acronyms() {
@@ -152,7 +130,7 @@ mod tests {
     }
 
     #[test]
-    fn recipe_has_name_description_params_and_labels() {
+    fn recipe_has_name_description_and_params_not_graph_labels() {
         let tool = Tool {
             id: "t1".into(),
             name: "airline_seatReserve".into(),
@@ -176,8 +154,7 @@ mod tests {
         assert_eq!(
             embedding_text(&tool),
             "airline seat reserve\nReserve a seat on a flight.\n\
-             Parameters: flight number: The flight; seat\n\
-             Actions: book. Things: flight, seat. Domains: travel"
+             Parameters: flight number: The flight; seat"
         );
     }
 
