@@ -8,8 +8,9 @@
 //!   ([`is_stopword`]) are dropped from documents and queries and query
 //!   terms count once, which is the reference run shipped with the accuracy
 //!   datasets (`benches/datasets/*/README.txt`).
-//! * [`NameIndex`] finds tools whose name the request spells out, in any
-//!   casing or separator style, so a named tool is never lost by ranking.
+//! * [`NameIndex`] finds tools the request names as an identifier (any
+//!   casing or separator style), quoted, or as the whole request, so a named
+//!   tool is never lost by ranking.
 
 use std::collections::{HashMap, HashSet};
 

@@ -17,11 +17,11 @@ pub struct Calibration {
 impl Default for Calibration {
     /// Fit with `toolgraph calibrate` on MetaTool awareness + reliability +
     /// 1,000 single-tool queries, 500 BFCL-multiple (candidates) and 300
-    /// Seal-Tools queries (dev data; 3,835 samples, log-loss 0.333,
-    /// ECE 0.027); see README "Confidence".
+    /// Seal-Tools queries (dev data; 3,835 samples, log-loss 0.336,
+    /// ECE 0.030); see README "Confidence".
     fn default() -> Self {
         Self {
-            weights: [-4.373, 5.356, 1.281, 2.692, 3.766],
+            weights: [-4.141, 5.453, 1.831, 2.177, 3.866],
         }
     }
 }

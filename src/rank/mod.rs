@@ -101,14 +101,14 @@ fn yes() -> bool {
 impl Default for RankConfig {
     fn default() -> Self {
         Self {
-            w_graph: 0.2,
+            w_graph: 0.1,
             w_dense: 1.0,
-            w_lexical: 1.25,
+            w_lexical: 1.0,
             lexical_trust_k: 10.0,
             lexical_trust_power: 3.0,
             w_stated_verb: 0.15,
             ambiguity_margin: 0.06,
-            abstain_below: 0.14,
+            abstain_below: 0.15,
             substitute_above: 0.6,
             lexical_params: true,
             steps: true,
