@@ -368,22 +368,13 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             Literal::new_simple_literal(&d.description).into(),
             &curated,
         );
-        if !d.model_description.is_empty() {
-            q.push(
-                tool.clone(),
-                &p(tg::MODEL_DESCRIPTION)?,
-                Literal::new_simple_literal(&d.model_description).into(),
-                &curated,
-            );
-        }
-        if !d.source.is_empty() {
-            q.push(
-                tool.clone(),
-                &p(tg::SOURCE)?,
-                Literal::new_simple_literal(&d.source).into(),
-                &curated,
-            );
-        }
+        q.text(
+            &tool,
+            &p(tg::MODEL_DESCRIPTION)?,
+            &d.model_description,
+            &curated,
+        );
+        q.text(&tool, &p(tg::SOURCE)?, &d.source, &curated);
         let ro_graph = if d.read_only.is_some() {
             &curated
         } else {
@@ -418,14 +409,12 @@ pub(crate) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                 Literal::new_simple_literal(&param.name).into(),
                 &curated,
             );
-            if !param.description.is_empty() {
-                q.push(
-                    node.clone(),
-                    &p(tg::PARAM_DESCRIPTION)?,
-                    Literal::new_simple_literal(&param.description).into(),
-                    &curated,
-                );
-            }
+            q.text(
+                &node,
+                &p(tg::PARAM_DESCRIPTION)?,
+                &param.description,
+                &curated,
+            );
             if let Some(ty) = &param.ty {
                 q.push(
                     node.clone(),
@@ -522,6 +511,18 @@ struct QuadSink {
 impl QuadSink {
     fn push(&mut self, s: NamedOrBlankNode, pred: &NamedNode, o: Term, g: &GraphName) {
         self.quads.push(Quad::new(s, pred.clone(), o, g.clone()));
+    }
+
+    /// An optional text property: nothing when `value` is empty.
+    fn text(&mut self, s: &NamedOrBlankNode, pred: &NamedNode, value: &str, g: &GraphName) {
+        if !value.is_empty() {
+            self.push(
+                s.clone(),
+                pred,
+                Literal::new_simple_literal(value).into(),
+                g,
+            );
+        }
     }
 
     fn declare(
