@@ -580,6 +580,8 @@ impl Engine {
             .enumerate()
             .map(|(pos, s)| (s.idx, pos))
             .collect();
+        // The best tool of each step, listed right after the top match.
+        let mut winners: Vec<(usize, String)> = Vec::new();
         for (k, range) in steps.iter().enumerate() {
             let Some(text) = texts.get(k) else { continue };
             let mut mentions = verb_mentions.to_vec();
@@ -606,7 +608,11 @@ impl Engine {
                 exact,
             };
             let step = req.text.get(range.clone()).unwrap_or_default();
-            for mut s in rank::fuse(mode, &self.rank, allowed, &channels) {
+            let step_scores = rank::fuse(mode, &self.rank, allowed, &channels);
+            if let Some(top) = step_scores.first() {
+                winners.push((top.idx, step.to_string()));
+            }
+            for mut s in step_scores {
                 let Some(&pos) = best.get(&s.idx) else {
                     continue;
                 };
@@ -617,12 +623,14 @@ impl Engine {
                 }
             }
         }
-        scored.sort_by(|a, b| {
-            b.details
-                .fused
-                .total_cmp(&a.details.fused)
-                .then(a.idx.cmp(&b.idx))
-        });
+        if self.rank.step_cover {
+            for (idx, step) in winners {
+                if let Some(&pos) = best.get(&idx) {
+                    scored[pos].details.best_for_step.get_or_insert(step);
+                }
+            }
+        }
+        rank::sort_covering_steps(scored);
         Ok(())
     }
 

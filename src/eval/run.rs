@@ -149,7 +149,9 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
 
 /// Writes, per query, the channel scores of the tools any channel ranks in
 /// its top `top_k` (all candidates in the candidates setting), one JSON line
-/// per query: `{"id","gold","tags","cands":[[id, graph, dense, bm25, exact]]}`.
+/// per query: `{"id","gold","tags","cands":[[id, graph, dense, bm25, exact,
+/// fused, step]]}` (`step`: the step of a multi-step request the fused score
+/// comes from, or null).
 /// This is the training data for fusion and confidence fits.
 pub fn dump_features(
     engine: &Engine,
@@ -204,7 +206,15 @@ pub fn dump_features(
             .into_iter()
             .map(|i| {
                 let d = &m[i].details;
-                serde_json::json!([m[i].id, d.graph, d.dense, d.bm25, d.exact_name])
+                serde_json::json!([
+                    m[i].id,
+                    d.graph,
+                    d.dense,
+                    d.bm25,
+                    d.exact_name,
+                    d.fused,
+                    d.step
+                ])
             })
             .collect();
         let line = serde_json::json!({"id": q.id, "gold": q.gold, "tags": q.tags, "cands": cands});

@@ -92,6 +92,10 @@ pub struct RankConfig {
     /// (a fragment of a one-intent request should not outvote the whole).
     #[serde(default)]
     pub step_discount: f32,
+    /// A multi-step request lists each step's best tool right after the top
+    /// match, so every step is covered before any step's runner-up.
+    #[serde(default = "yes")]
+    pub step_cover: bool,
 }
 
 fn yes() -> bool {
@@ -114,6 +118,7 @@ impl Default for RankConfig {
             steps: true,
             exact_names: true,
             step_discount: 0.06,
+            step_cover: true,
         }
     }
 }
@@ -170,6 +175,11 @@ pub struct ScoreDetails {
     /// The step of a multi-step request this score comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// Set when this is the best tool for a step of a multi-step request
+    /// (naming the step): it is listed right after the top match, ahead of
+    /// higher-scoring runners-up of other steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_for_step: Option<String>,
 }
 
 /// A scored tool before confidence and disambiguation.
@@ -436,6 +446,7 @@ pub(crate) fn fuse(
                     paths,
                     decided_by: None,
                     step: None,
+                    best_for_step: None,
                 },
             }
         })
@@ -449,9 +460,55 @@ pub(crate) fn fuse(
     out
 }
 
+/// Orders by fused score, except that after the top match come the tools
+/// marked `best_for_step` (in score order), then everything else.
+pub(crate) fn sort_covering_steps(scored: &mut [Scored]) {
+    scored.sort_by(|a, b| {
+        b.details
+            .fused
+            .total_cmp(&a.details.fused)
+            .then(a.idx.cmp(&b.idx))
+    });
+    if let Some(rest) = scored.get_mut(1..) {
+        // Stable: keeps score order within each group.
+        rest.sort_by_key(|s| s.details.best_for_step.is_none());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scored(idx: usize, fused: f32, step: Option<&str>) -> Scored {
+        Scored {
+            idx,
+            details: ScoreDetails {
+                fused,
+                best_for_step: step.map(str::to_string),
+                ..ScoreDetails::default()
+            },
+        }
+    }
+
+    #[test]
+    fn step_winners_come_right_after_the_top_match_in_score_order() {
+        let mut v = vec![
+            scored(0, 0.5, None),
+            scored(1, 0.9, Some("a")),
+            scored(2, 0.8, None),
+            scored(3, 0.4, Some("b")),
+            scored(4, 0.6, Some("c")),
+            scored(5, 0.7, None),
+        ];
+        sort_covering_steps(&mut v);
+        let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
+        assert_eq!(order, [1, 4, 3, 2, 5, 0]);
+        // The top match stays first even when it is no step's best.
+        let mut v = vec![scored(0, 0.2, Some("a")), scored(1, 0.9, None)];
+        sort_covering_steps(&mut v);
+        assert_eq!(v[0].idx, 1);
+        assert_eq!(v[1].idx, 0);
+    }
 
     #[test]
     fn relation_weights_discount_hops_and_penalise_siblings() {

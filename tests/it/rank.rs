@@ -348,3 +348,49 @@ fn each_step_of_a_multi_step_request_finds_its_own_tool_and_says_which_step() {
     );
     assert!(single.matches.iter().all(|m| m.details.step.is_none()));
 }
+
+#[test]
+fn a_multi_step_request_lists_every_steps_best_tool_before_any_runner_up() {
+    let text = "Reserve a seat on Southwest flight 175 tomorrow. \
+                Then reserve a rental car at the airport. \
+                Finally send an email to my manager.";
+    let r = search(real(), None, text, Mode::Joint);
+    let shown = || {
+        r.matches
+            .iter()
+            .take(6)
+            .map(|m| (&m.tool, m.score, &m.details.best_for_step))
+            .collect::<Vec<_>>()
+    };
+    let top3: Vec<&str> = r.matches.iter().take(3).map(|m| m.tool.as_str()).collect();
+    for want in ["airline_seat_reserve", "rental_car_reserve", "send_email"] {
+        assert!(
+            top3.contains(&want),
+            "{want} not in the top 3: {:#?}",
+            shown()
+        );
+    }
+    // The explanation names the step each promoted tool is best for.
+    let car = r
+        .matches
+        .iter()
+        .find(|m| m.tool == "rental_car_reserve")
+        .and_then(|m| m.details.best_for_step.as_deref());
+    assert_eq!(car, Some("reserve a rental car at the airport."), "{:#?}", shown());
+    // After the step winners, the order is by score again.
+    let first_runner_up = r
+        .matches
+        .iter()
+        .position(|m| m.details.best_for_step.is_none() && m.tool != r.matches[0].tool)
+        .expect("runners-up");
+    let rest: Vec<f32> = r.matches[first_runner_up..]
+        .iter()
+        .map(|m| m.score)
+        .collect();
+    assert!(rest.windows(2).all(|w| w[0] >= w[1]), "{:#?}", shown());
+    assert!(
+        r.matches[1..first_runner_up]
+            .iter()
+            .all(|m| m.details.best_for_step.is_some())
+    );
+}
