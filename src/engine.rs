@@ -522,6 +522,11 @@ impl Engine {
         } else {
             None
         };
+        // Step coverage reorders after disambiguation, which compares the
+        // top match with its runners-up by score.
+        if scored.iter().any(|s| s.details.best_for_step.is_some()) {
+            rank::sort_covering_steps(&mut scored);
+        }
         let matches = self.to_matches(&catalog, &scored, limit, req.dependencies);
         let abstain = matches
             .first()
@@ -630,7 +635,12 @@ impl Engine {
                 }
             }
         }
-        rank::sort_covering_steps(scored);
+        scored.sort_by(|a, b| {
+            b.details
+                .fused
+                .total_cmp(&a.details.fused)
+                .then(a.idx.cmp(&b.idx))
+        });
         Ok(())
     }
 
@@ -642,7 +652,14 @@ impl Engine {
         dependencies: bool,
     ) -> Vec<Match> {
         let best = scored.first().map(|s| &s.details);
-        let second = scored.get(1).map(|s| &s.details);
+        // The runner-up by score (step coverage may list a lower-scoring
+        // step winner second; confidence compares with the real runner-up).
+        let second = scored
+            .get(1..)
+            .unwrap_or_default()
+            .iter()
+            .map(|s| &s.details)
+            .max_by(|a, b| a.fused.total_cmp(&b.fused));
         scored
             .iter()
             .take(limit)
