@@ -460,17 +460,12 @@ pub(crate) fn fuse(
     out
 }
 
-/// Orders by fused score, except that after the top match come the tools
-/// marked `best_for_step` (in score order), then everything else.
+/// Takes a ranked list and moves the tools marked `best_for_step` right
+/// after the top match, ahead of everything else; both groups keep their
+/// order (a stable partition: score order, tie-breaks and disambiguation
+/// stay as they were).
 pub(crate) fn sort_covering_steps(scored: &mut [Scored]) {
-    scored.sort_by(|a, b| {
-        b.details
-            .fused
-            .total_cmp(&a.details.fused)
-            .then(a.idx.cmp(&b.idx))
-    });
     if let Some(rest) = scored.get_mut(1..) {
-        // Stable: keeps score order within each group.
         rest.sort_by_key(|s| s.details.best_for_step.is_none());
     }
 }
@@ -491,23 +486,28 @@ mod tests {
     }
 
     #[test]
-    fn step_winners_come_right_after_the_top_match_in_score_order() {
+    fn step_winners_move_right_after_the_top_match_keeping_their_order() {
+        // Ranked by score: 1, 2, 5, 4, 0, 3.
         let mut v = vec![
-            scored(0, 0.5, None),
             scored(1, 0.9, Some("a")),
             scored(2, 0.8, None),
-            scored(3, 0.4, Some("b")),
-            scored(4, 0.6, Some("c")),
             scored(5, 0.7, None),
+            scored(4, 0.6, Some("c")),
+            scored(0, 0.5, None),
+            scored(3, 0.4, Some("b")),
         ];
         sort_covering_steps(&mut v);
         let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
         assert_eq!(order, [1, 4, 3, 2, 5, 0]);
         // The top match stays first even when it is no step's best.
-        let mut v = vec![scored(0, 0.2, Some("a")), scored(1, 0.9, None)];
+        let mut v = vec![
+            scored(1, 0.9, None),
+            scored(7, 0.85, None),
+            scored(0, 0.2, Some("a")),
+        ];
         sort_covering_steps(&mut v);
-        assert_eq!(v[0].idx, 1);
-        assert_eq!(v[1].idx, 0);
+        let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
+        assert_eq!(order, [1, 0, 7]);
     }
 
     #[test]
