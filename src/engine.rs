@@ -635,12 +635,7 @@ impl Engine {
                 }
             }
         }
-        scored.sort_by(|a, b| {
-            b.details
-                .fused
-                .total_cmp(&a.details.fused)
-                .then(a.idx.cmp(&b.idx))
-        });
+        rank::sort_by_score(scored);
         Ok(())
     }
 

@@ -451,13 +451,18 @@ pub(crate) fn fuse(
             }
         })
         .collect();
-    out.sort_by(|a, b| {
+    sort_by_score(&mut out);
+    out
+}
+
+/// Best fused score first; equal scores in catalog order (deterministic).
+pub(crate) fn sort_by_score(scored: &mut [Scored]) {
+    scored.sort_by(|a, b| {
         b.details
             .fused
             .total_cmp(&a.details.fused)
             .then(a.idx.cmp(&b.idx))
     });
-    out
 }
 
 /// Takes a ranked list and moves the tools marked `best_for_step` right
