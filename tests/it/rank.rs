@@ -376,7 +376,12 @@ fn a_multi_step_request_lists_every_steps_best_tool_before_any_runner_up() {
         .iter()
         .find(|m| m.tool == "rental_car_reserve")
         .and_then(|m| m.details.best_for_step.as_deref());
-    assert_eq!(car, Some("reserve a rental car at the airport."), "{:#?}", shown());
+    assert_eq!(
+        car,
+        Some("reserve a rental car at the airport."),
+        "{:#?}",
+        shown()
+    );
     // After the step winners, the order is by score again.
     let first_runner_up = r
         .matches
