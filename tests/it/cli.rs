@@ -372,15 +372,19 @@ fn dump_features_writes_every_channel_score_per_query() {
         let gold = l["gold"].as_array().unwrap();
         let cands = l["cands"].as_array().unwrap();
         assert!(!cands.is_empty());
-        // every gold tool is among the candidates, with its five fields
+        // every gold tool is among the candidates, with its seven fields:
+        // id, graph, dense, bm25, exact, fused, step
         for g in gold {
             assert!(cands.iter().any(|c| &c[0] == g), "{l}");
         }
         for c in cands {
-            assert_eq!(c.as_array().unwrap().len(), 5, "{c}");
+            assert_eq!(c.as_array().unwrap().len(), 7, "{c}");
             let dense = c[2].as_f64().unwrap();
             assert!((-1.0..=1.0).contains(&dense), "{c}");
             assert!(c[3].as_f64().unwrap() >= 0.0, "{c}");
+            assert!(c[4].is_boolean(), "{c}");
+            assert!(c[5].as_f64().is_some_and(f64::is_finite), "{c}");
+            assert!(c[6].is_null() || c[6].is_string(), "{c}");
         }
     }
 }
