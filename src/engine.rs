@@ -525,7 +525,7 @@ impl Engine {
         // Step coverage reorders after disambiguation, which compares the
         // top match with its runners-up by score.
         if scored.iter().any(|s| s.details.best_for_step.is_some()) {
-            rank::sort_covering_steps(&mut scored);
+            rank::move_step_winners_up(&mut scored);
         }
         let matches = self.to_matches(&catalog, &scored, limit, req.dependencies);
         let abstain = matches
@@ -650,9 +650,8 @@ impl Engine {
         // The runner-up by score (step coverage may list a lower-scoring
         // step winner second; confidence compares with the real runner-up).
         let second = scored
-            .get(1..)
-            .unwrap_or_default()
             .iter()
+            .skip(1)
             .map(|s| &s.details)
             .max_by(|a, b| a.fused.total_cmp(&b.fused));
         scored

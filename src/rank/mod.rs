@@ -469,7 +469,7 @@ pub(crate) fn sort_by_score(scored: &mut [Scored]) {
 /// after the top match, ahead of everything else; both groups keep their
 /// order (a stable partition: score order, tie-breaks and disambiguation
 /// stay as they were).
-pub(crate) fn sort_covering_steps(scored: &mut [Scored]) {
+pub(crate) fn move_step_winners_up(scored: &mut [Scored]) {
     if let Some(rest) = scored.get_mut(1..) {
         rest.sort_by_key(|s| s.details.best_for_step.is_none());
     }
@@ -501,7 +501,7 @@ mod tests {
             scored(0, 0.5, None),
             scored(3, 0.4, Some("b")),
         ];
-        sort_covering_steps(&mut v);
+        move_step_winners_up(&mut v);
         let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
         assert_eq!(order, [1, 4, 3, 2, 5, 0]);
         // The top match stays first even when it is no step's best.
@@ -510,7 +510,7 @@ mod tests {
             scored(7, 0.85, None),
             scored(0, 0.2, Some("a")),
         ];
-        sort_covering_steps(&mut v);
+        move_step_winners_up(&mut v);
         let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
         assert_eq!(order, [1, 0, 7]);
     }
