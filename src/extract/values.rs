@@ -139,6 +139,31 @@ fn kw<'a>(
     terminated(tag_no_case(word), end_word)
 }
 
+fn no_match(i: &str) -> nom::Err<nom::error::Error<&str>> {
+    nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Tag))
+}
+
+/// The first word of `words` that `i` starts with, as a whole word (tables
+/// list longer phrases before their prefixes: "swiss francs" before "francs").
+fn any_word<'a>(i: &'a str, words: &[&'static str]) -> Res<'a, &'a str> {
+    for w in words {
+        if let Ok(r) = kw(w).parse(i) {
+            return Ok(r);
+        }
+    }
+    Err(no_match(i))
+}
+
+/// [`any_word`] over a table of `(word, value)`: the value of the first match.
+fn lookup<'a, T: Copy>(i: &'a str, table: &[(&'static str, T)]) -> Res<'a, T> {
+    for (w, v) in table {
+        if let Ok((rest, _)) = kw(w).parse(i) {
+            return Ok((rest, *v));
+        }
+    }
+    Err(no_match(i))
+}
+
 fn digits_n(min: usize, max: usize) -> impl Fn(&str) -> Res<'_, &str> {
     move |i| take_while_m_n(min, max, |c: char| c.is_ascii_digit()).parse(i)
 }
@@ -183,15 +208,7 @@ const NUMBER_WORDS: &[(&str, u32)] = &[
 ];
 
 fn number_word(i: &str) -> Res<'_, u32> {
-    for (w, n) in NUMBER_WORDS {
-        if let Ok((rest, _)) = kw(w).parse(i) {
-            return Ok((rest, *n));
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    lookup(i, NUMBER_WORDS)
 }
 
 /// A small count: 1-3 digits or a number word.
@@ -299,15 +316,7 @@ const CURRENCY_WORDS: &[(&str, &str)] = &[
 ];
 
 fn currency_word(i: &str) -> Res<'_, String> {
-    for (w, code) in CURRENCY_WORDS {
-        if let Ok((rest, _)) = kw(w).parse(i) {
-            return Ok((rest, (*code).to_string()));
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    map(|i| lookup(i, CURRENCY_WORDS), str::to_string).parse(i)
 }
 
 fn currency_symbol(i: &str) -> Res<'_, &'static str> {
@@ -446,17 +455,10 @@ const MONTHS: &[(&str, u32)] = &[
     ("dec", 12),
 ];
 
+/// A month name or abbreviation; the abbreviation's dot is consumed.
 fn month(i: &str) -> Res<'_, u32> {
-    for (w, n) in MONTHS {
-        if let Ok((rest, _)) = terminated(tag_no_case(*w), end_word).parse(i) {
-            let rest = rest.strip_prefix('.').unwrap_or(rest);
-            return Ok((rest, *n));
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    let (rest, n) = lookup(i, MONTHS)?;
+    Ok((rest.strip_prefix('.').unwrap_or(rest), n))
 }
 
 fn day(i: &str) -> Res<'_, u32> {
@@ -503,15 +505,7 @@ const WEEKDAYS: &[&str] = &[
 ];
 
 fn weekday(i: &str) -> Res<'_, &str> {
-    for w in WEEKDAYS {
-        if let Ok(r) = kw(w).parse(i) {
-            return Ok(r);
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    any_word(i, WEEKDAYS)
 }
 
 fn relative_date(i: &str) -> Res<'_, String> {
@@ -650,15 +644,7 @@ const UNITS: &[(&str, &str)] = &[
 ];
 
 fn unit(i: &str) -> Res<'_, &'static str> {
-    for (w, canon) in UNITS {
-        if let Ok((rest, _)) = kw(w).parse(i) {
-            return Ok((rest, *canon));
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    lookup(i, UNITS)
 }
 
 fn duration(i: &str) -> Res<'_, (MentionKind, String)> {
@@ -693,15 +679,7 @@ const PARTY_NOUNS: &[&str] = &[
 ];
 
 fn party_noun(i: &str) -> Res<'_, &str> {
-    for w in PARTY_NOUNS {
-        if let Ok(r) = kw(w).parse(i) {
-            return Ok(r);
-        }
-    }
-    Err(nom::Err::Error(nom::error::Error::new(
-        i,
-        nom::error::ErrorKind::Tag,
-    )))
+    any_word(i, PARTY_NOUNS)
 }
 
 /// After `for N`: not a time, a duration, money, a date or a decimal.
