@@ -4,11 +4,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use oxigraph::io::RdfFormat;
-use oxigraph::model::Term;
-use oxigraph::sparql::{QueryResults, SparqlEvaluator};
-use oxigraph::store::Store;
-use toolgraph::{Extractor, LexEntry, Lexicon, TermKind, iri};
+use toolgraph::{
+    Extractor, GraphStore, LexEntry, Lexicon, OxigraphStore, Source, SourceData, TermKind,
+    collect_files, iri,
+};
 
 const REQUEST: &str = "Book me on Southwest flight 175 to Denver tomorrow at 8pm, under $300. \
 Then make a reservation at an Italian restaurant near Union Square for two at 7:30 pm on Friday, \
@@ -21,50 +20,27 @@ Search 'cheap flights to Paris' on https://example.com/search?q=paris and list t
 available; get_user_profile then MAKE_RESERVATION using convertCurrency. Schedule a meeting with Bob \
 at noon for 1 hour, and send the invoice to billing@acme.io before 2026-12-15.";
 
-fn text(t: Option<&Term>) -> Option<String> {
-    match t? {
-        Term::NamedNode(n) => Some(n.as_str().to_string()),
-        Term::Literal(l) => Some(l.value().to_string()),
-        _ => None,
-    }
-}
-
+/// The labels of every `ontology/*.ttl`, as the engine's store reads them
+/// (empty when the ontology does not load: the synthetic labels still run).
 fn ontology_entries() -> Vec<LexEntry> {
-    let Ok(store) = Store::new() else {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology");
+    let (Ok(store), Ok(files)) = (OxigraphStore::memory(), collect_files(&[dir])) else {
         return Vec::new();
     };
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/ontology");
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.path().extension().is_some_and(|x| x == "ttl")
-            && let Ok(f) = std::fs::File::open(e.path())
-        {
-            let _ = store.load_from_reader(RdfFormat::Turtle, f);
-        }
-    }
-    let q = include_str!("../queries/lexicon.rq");
-    let Ok(mut q) = SparqlEvaluator::new().parse_query(q) else {
-        return Vec::new();
-    };
-    q.dataset_mut().set_default_graph_as_union();
-    let Ok(QueryResults::Solutions(rows)) = q.on_store(&store).execute() else {
-        return Vec::new();
-    };
-    rows.flatten()
-        .filter_map(|r| {
-            let kind = match text(r.get("kind"))?.as_str() {
-                "verb" => TermKind::Verb,
-                "entity" => TermKind::Entity,
-                _ => TermKind::Instance {
-                    class: text(r.get("class"))?,
-                },
-            };
-            Some(LexEntry {
-                iri: text(r.get("node"))?,
-                label: text(r.get("label"))?,
-                kind,
+    let sources: Vec<Source> = files
+        .into_iter()
+        .filter_map(|p| {
+            let turtle = std::fs::read_to_string(&p).ok()?;
+            Some(Source {
+                name: p.display().to_string(),
+                data: SourceData::Turtle(turtle),
             })
         })
-        .collect()
+        .collect();
+    match store.load(&sources) {
+        Ok(_) => store.lexicon().unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
 }
 
 fn lexicon() -> Lexicon {
