@@ -1,29 +1,20 @@
 //! Extractor and constellation builder over the real ontology (`ontology/*.ttl`)
 //! and the Seal-Tools catalog.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toolgraph::{
-    Extractor, GraphStore, LexEntry, Lexicon, MentionKind, OxigraphStore, Param, Source,
-    SourceData, ToolDescriptor, build_constellation as build, collect_files, iri,
+    Extractor, GraphStore, LexEntry, Lexicon, MentionKind, OxigraphStore, Param, ToolDescriptor,
+    build_constellation as build, iri,
 };
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{root, turtle_sources};
 
 /// The lexicon of every `ontology/*.ttl`, read by the store's own
 /// `queries/lexicon.rq` (the same entries the engine's extractor gets).
 fn ontology_lexicon() -> Vec<LexEntry> {
     let store = OxigraphStore::memory().unwrap();
-    let sources: Vec<Source> = collect_files(&[root().join("ontology")])
-        .unwrap()
-        .into_iter()
-        .map(|p| Source {
-            name: p.display().to_string(),
-            data: SourceData::Turtle(std::fs::read_to_string(&p).unwrap()),
-        })
-        .collect();
+    let sources = turtle_sources(&["ontology"]);
     assert!(!sources.is_empty(), "no ontology files");
     store.load(&sources).unwrap();
     store.lexicon().unwrap()
@@ -132,8 +123,7 @@ fn sealtools(path: &Path) -> Vec<ToolDescriptor> {
 
 #[test]
 fn sealtools_tools_get_a_verb_and_an_entity() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/datasets/sealtools/tools.jsonl");
+    let path = root().join("benches/datasets/sealtools/tools.jsonl");
     let x = extractor();
     let tools = sealtools(&path);
     assert!(tools.len() > 1000);
