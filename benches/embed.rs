@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use toolgraph::{Embedder, FastEmbedder, HashEmbedder, default_model_dir, sync_index};
+use toolgraph::embed::{Embedder, FastEmbedder, HashEmbedder, default_model_dir, sync_index};
 
 const SENTENCES: [&str; 8] = [
     "Book a flight between two airports on a given date",
@@ -51,8 +51,8 @@ fn embedding(c: &mut Criterion) {
 
 fn search(c: &mut Criterion) {
     let double = HashEmbedder::new();
-    let tools: Vec<toolgraph::Tool> = (0..10_000)
-        .map(|i| toolgraph::Tool {
+    let tools: Vec<toolgraph::model::Tool> = (0..10_000)
+        .map(|i| toolgraph::model::Tool {
             id: format!("tool{i}"),
             name: format!("tool_{i}"),
             description: SENTENCES[i % SENTENCES.len()].to_string(),

@@ -4,10 +4,11 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use toolgraph::{
-    Extractor, GraphStore, LexEntry, Lexicon, OxigraphStore, Source, SourceData, TermKind,
-    collect_files, iri,
-};
+use toolgraph::extract::{Extractor, Lexicon};
+use toolgraph::graph::{GraphStore, OxigraphStore, Source, SourceData};
+use toolgraph::import::collect_files;
+use toolgraph::model::{LexEntry, TermKind};
+use toolgraph::vocab as iri;
 
 const REQUEST: &str = "Book me on Southwest flight 175 to Denver tomorrow at 8pm, under $300. \
 Then make a reservation at an Italian restaurant near Union Square for two at 7:30 pm on Friday, \

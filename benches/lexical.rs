@@ -2,7 +2,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use toolgraph::{Bm25, NameIndex};
+use toolgraph::lexical::{Bm25, NameIndex};
 
 fn catalog() -> (Vec<String>, Vec<String>) {
     let path = concat!(

@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 D=benches/datasets
 B=benches/baseline.jsonl
-cargo build --quiet
-TG=("${CARGO_TARGET_DIR:-target}/debug/toolgraph")
+# scripts/test.sh passes the binary `cargo test` just built (TOOLGRAPH_BIN),
+# so CI does not build it a second time with other features.
+if [ -z "${TOOLGRAPH_BIN:-}" ]; then cargo build --quiet; fi
+TG=("${TOOLGRAPH_BIN:-${CARGO_TARGET_DIR:-target}/debug/toolgraph}")
 if [ "${1:-}" = "--update" ]; then
   rm -f "$B"; mode=(--append "$B")
 else

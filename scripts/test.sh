@@ -8,4 +8,4 @@ export TOOLGRAPH_MODEL_DIR="${TOOLGRAPH_MODEL_DIR:-$HOME/.cache/toolgraph/models
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 cargo test --all-targets
-scripts/accuracy-gate.sh
+TOOLGRAPH_BIN="${CARGO_TARGET_DIR:-target}/debug/toolgraph" scripts/accuracy-gate.sh

@@ -2,11 +2,13 @@
 //! lexical and vector indexes, ontology facts. Built after every change and
 //! swapped in whole, so readers never see a half-updated catalog.
 
-use crate::embed::VectorIndex;
-use crate::extract::{Extractor, LexEntry, Lexicon};
+use crate::embed::Vectors;
+use crate::error::{Error, Result};
+use crate::extract::{Extractor, Lexicon};
 use crate::graph::OntologyFacts;
 use crate::lexical::{Bm25, NameIndex, tokenize};
-use crate::model::Tool;
+use crate::model::{LexEntry, Tool};
+use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug)]
@@ -15,11 +17,15 @@ pub(crate) struct Catalog {
     pub by_iri: HashMap<String, usize>,
     /// Lower-cased name and id -> tool indexes.
     pub by_name: HashMap<String, Vec<usize>>,
+    /// Source name -> its tools (what reloading or unloading it replaces).
+    pub by_source: HashMap<String, Vec<usize>>,
+    /// Domain IRI -> its tools.
+    pub by_domain: HashMap<String, Vec<usize>>,
     pub extractor: Extractor,
     pub bm25: Bm25,
     pub names: NameIndex,
     /// Vector row of each tool (same order as `tools`), when embeddings are on.
-    pub vectors: Option<VectorIndex>,
+    pub vectors: Option<Vectors>,
     pub vector_row: Vec<Option<usize>>,
     /// Number of tools acting on each entity node (for IDF).
     pub entity_df: HashMap<String, usize>,
@@ -44,28 +50,54 @@ pub(crate) fn lexical_text(tool: &Tool, params: bool) -> String {
 }
 
 impl Catalog {
+    /// An empty snapshot (before the first load).
+    pub fn empty() -> Self {
+        Self::build(Vec::new(), Vec::new(), OntologyFacts::default(), None, true)
+    }
+
     /// Cosine of a request vector with every tool, in tool order (0 for a
-    /// tool without a vector).
-    pub fn cosines(&self, index: &VectorIndex, query: &[f32]) -> Vec<f32> {
-        let rows = index.scores(query);
-        self.vector_row
-            .iter()
-            .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
-            .collect()
+    /// tool without a vector); `None` when the catalog has no vectors.
+    pub fn cosines(&self, query: &[f32]) -> Option<Vec<f32>> {
+        let rows = self.vectors.as_ref()?.index.scores(query);
+        Some(
+            self.vector_row
+                .iter()
+                .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
+                .collect(),
+        )
+    }
+
+    /// Every tool.
+    pub fn all(&self) -> Scope {
+        Scope::all(self.tools.len())
+    }
+
+    /// The lexicon's entries (what registration extends with new Turtle).
+    pub fn lexicon_entries(&self) -> &[LexEntry] {
+        self.extractor.lexicon().entries()
     }
 
     pub fn build(
         tools: Vec<Tool>,
         lexicon: Vec<LexEntry>,
         facts: OntologyFacts,
-        vectors: Option<VectorIndex>,
+        vectors: Option<Vectors>,
         lexical_params: bool,
     ) -> Self {
         let mut by_iri = HashMap::new();
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_source: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_domain: HashMap<String, Vec<usize>> = HashMap::new();
         let mut entity_df: HashMap<String, usize> = HashMap::new();
         for (i, t) in tools.iter().enumerate() {
             by_iri.insert(t.iri.clone(), i);
+            by_source.entry(t.source.clone()).or_default().push(i);
+            for d in &t.domains {
+                let tools = by_domain.entry(d.iri.clone()).or_default();
+                if tools.last() != Some(&i) {
+                    tools.push(i);
+                }
+            }
             by_name.entry(t.name.to_lowercase()).or_default().push(i);
             if t.id != t.name {
                 by_name.entry(t.id.to_lowercase()).or_default().push(i);
@@ -84,8 +116,9 @@ impl Catalog {
         let bm25 = Bm25::new(&docs);
         let names = NameIndex::new(tools.iter().map(|t| t.name.as_str()));
         let vector_row = match &vectors {
-            Some(index) => {
-                let rows: HashMap<&str, usize> = index
+            Some(v) => {
+                let rows: HashMap<&str, usize> = v
+                    .index
                     .ids()
                     .iter()
                     .enumerate()
@@ -117,6 +150,8 @@ impl Catalog {
             tools,
             by_iri,
             by_name,
+            by_source,
+            by_domain,
             extractor: Extractor::new(Lexicon::new(lexicon)),
             bm25,
             names,
@@ -127,6 +162,49 @@ impl Catalog {
             deps,
             labels,
         }
+    }
+
+    /// The tools a request names as its candidates (ids, names or IRIs),
+    /// within `within`; a name outside it is reported like an unknown one,
+    /// so an error never tells a hidden tool from a missing one.
+    pub fn named(&self, within: &Scope, names: &[String]) -> Result<Scope> {
+        let mut s = Scope::none(self.tools.len());
+        let mut unknown = Vec::new();
+        for n in names {
+            match self.find(n).filter(|&i| within.contains(i)) {
+                Some(i) => {
+                    s.insert(i);
+                }
+                None => unknown.push(n.as_str()),
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(Error::invalid_field(
+                "candidates",
+                format!("unknown candidate tool(s): {}", unknown.join(", ")),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The tools of a domain, by IRI, local name (`travel`) or label.
+    pub fn in_domain(&self, key: &str) -> &[usize] {
+        let found = self.by_domain.get(key).or_else(|| {
+            self.by_domain.iter().find_map(|(iri, tools)| {
+                let named = crate::vocab::local_name(iri).eq_ignore_ascii_case(key)
+                    || self
+                        .labels
+                        .get(iri)
+                        .is_some_and(|l| l.eq_ignore_ascii_case(key));
+                named.then_some(tools)
+            })
+        });
+        found.map_or(&[], Vec::as_slice)
+    }
+
+    /// The tools a source registered.
+    pub fn of_source(&self, source: &str) -> &[usize] {
+        self.by_source.get(source).map_or(&[], Vec::as_slice)
     }
 
     /// Finds a tool by name, id or IRI (case-insensitive for names).
@@ -178,9 +256,9 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// Tools to run before `idx`, dependencies first (post-order over
-    /// `dependsOn`, cycle-safe: each tool is visited once).
-    pub fn prerequisites(&self, idx: usize) -> Vec<String> {
+    /// Tools to run before `idx` that `scope` may see, dependencies first
+    /// (post-order over `dependsOn`, cycle-safe: each tool is visited once).
+    pub fn prerequisites(&self, idx: usize, scope: &Scope) -> Vec<String> {
         use petgraph::visit::DfsPostOrder;
         if !self.deps.contains_node(idx) {
             return Vec::new();
@@ -189,6 +267,7 @@ impl Catalog {
         let mut out = Vec::new();
         while let Some(n) = dfs.next(&self.deps) {
             if n != idx
+                && scope.contains(n)
                 && let Some(t) = self.tools.get(n)
             {
                 out.push(t.name.clone());
@@ -198,11 +277,12 @@ impl Catalog {
     }
 
     /// Renders tools for an LLM prompt within a token budget (about 4
-    /// characters a token): name, category, description, parameters.
-    pub fn render_prompt(&self, idxs: &[usize], budget_tokens: usize) -> String {
+    /// characters a token): name, category, description, parameters. Tools
+    /// outside `scope` are skipped.
+    pub fn render_prompt(&self, idxs: &[usize], scope: &Scope, budget_tokens: usize) -> String {
         let budget = budget_tokens.saturating_mul(4);
         let mut out = String::new();
-        for &i in idxs {
+        for &i in idxs.iter().filter(|&&i| scope.contains(i)) {
             let Some(t) = self.tools.get(i) else { continue };
             let mut block = format!("- {}", t.name);
             if let Some(c) = t.categories.first().or(t.domains.first()) {

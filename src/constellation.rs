@@ -21,75 +21,11 @@
 //! Links are deduplicated by IRI keeping the maximum weight and sorted by
 //! weight (stable: first seen first), so the output is deterministic.
 
-use crate::extract::{lemma, tokens, words};
-use crate::vocab;
-use crate::{Extractor, Link, Mention, MentionKind, Provenance, ToolDescriptor};
-
-/// An open-vocabulary node the builder mints (`term:invoice`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct NewTerm {
-    pub iri: String,
-    pub label: String,
-    /// Ontology classes the term is a kind of (`term:stock-price` -> `ent:Price`).
-    pub broader: Vec<String>,
-}
-
-/// A tool linked to the ontology: what the store writes for it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Constellation {
-    pub descriptor: ToolDescriptor,
-    /// `tool_iri(&descriptor.id)`.
-    pub iri: String,
-    pub verbs: Vec<Link>,
-    pub entities: Vec<Link>,
-    pub domains: Vec<Link>,
-    /// Open-vocabulary entity nodes to create (`vocab::TERM` + lemma).
-    pub new_terms: Vec<NewTerm>,
-    /// Verb nodes minted from common English verbs the ontology lacks
-    /// (`vocab::VERB` + lemma); `broader` is empty.
-    pub new_verbs: Vec<NewTerm>,
-    pub read_only: bool,
-    /// Descriptor ids this tool depends on.
-    pub depends_on: Vec<String>,
-}
-
-/// The tool's IRI: `vocab::TOOL` + the percent-encoded id (valid for any id).
-pub fn tool_iri(id: &str) -> String {
-    let mut s = String::from(vocab::TOOL);
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
-}
-
-/// A lower-case, `-`-joined slug, percent-encoded beyond ASCII.
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    let mut dash = false;
-    for c in s.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            if dash && !out.is_empty() {
-                out.push('-');
-            }
-            dash = false;
-            if c.is_ascii() {
-                out.push(c);
-            } else {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("%{b:02X}"));
-                }
-            }
-        } else {
-            dash = true;
-        }
-    }
-    out
-}
+use crate::extract::{Extractor, lemma, tokens, words};
+use crate::model::{
+    Constellation, Link, Mention, MentionKind, NewTerm, Provenance, ToolDescriptor,
+};
+use crate::vocab::{self, local_name, tool_iri};
 
 /// Links deduplicated by IRI (max weight), in first-seen order.
 #[derive(Default)]
@@ -119,10 +55,6 @@ impl Links {
         self.0.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         self.0
     }
-}
-
-fn local_name(iri: &str) -> &str {
-    iri.rsplit(['/', '#']).next().unwrap_or(iri)
 }
 
 fn label_of(x: &Extractor, iri: &str) -> String {
@@ -181,17 +113,18 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
     // ---- domains from tags and the name prefix
     for tag in &desc.tags {
         for (k, seg) in tag.split('/').enumerate() {
-            let s = slug(seg);
-            if !s.is_empty() {
+            if let Some(iri) = vocab::mint(vocab::DOMAIN, seg) {
                 let w = if k == 0 { 1.0 } else { 0.8 };
-                domains.add(&format!("{}{s}", vocab::DOMAIN), seg.trim(), w);
+                domains.add(&iri, seg.trim(), w);
             }
         }
     }
     let prefix = name_prefix(&desc.name);
     let prefix_end = prefix.map_or(0, |(n, _)| n);
-    if let Some((_, word)) = prefix {
-        domains.add(&format!("{}{}", vocab::DOMAIN, slug(word)), word, 0.9);
+    if let Some((_, word)) = prefix
+        && let Some(iri) = vocab::mint(vocab::DOMAIN, word)
+    {
+        domains.add(&iri, word, 0.9);
     }
 
     // ---- the name
@@ -380,11 +313,10 @@ fn add_mention_entities(
             for r in m.iris.iter().filter(|r| r.iri.starts_with(vocab::ENT)) {
                 entities.add(&r.iri, &label_of(x, &r.iri), w * r.weight);
             }
-            if brand_domain > 0.0 {
-                let s = slug(&m.value);
-                if !s.is_empty() {
-                    domains.add(&format!("{}{s}", vocab::DOMAIN), &m.surface, brand_domain);
-                }
+            if brand_domain > 0.0
+                && let Some(iri) = vocab::mint(vocab::DOMAIN, &m.value)
+            {
+                domains.add(&iri, &m.surface, brand_domain);
             }
         }
         MentionKind::Verb | MentionKind::ProperNoun | MentionKind::Quoted => {}
@@ -397,7 +329,9 @@ fn add_mention_entities(
 }
 
 fn mint_verb(l: &str, w: f32, verbs: &mut Links, new_verbs: &mut Vec<NewTerm>) {
-    let iri = format!("{}{}", vocab::VERB, slug(l));
+    let Some(iri) = vocab::mint(vocab::VERB, l) else {
+        return;
+    };
     verbs.add(&iri, l, w);
     if !new_verbs.iter().any(|t| t.iri == iri) {
         new_verbs.push(NewTerm {
@@ -420,11 +354,9 @@ fn mint_term(
         .map(|t| t.lemma.as_str())
         .collect::<Vec<_>>()
         .join(" ");
-    let s = slug(&label);
-    if s.is_empty() {
+    let Some(iri) = vocab::mint(vocab::TERM, &label) else {
         return;
-    }
-    let iri = format!("{}{s}", vocab::TERM);
+    };
     entities.add(&iri, &label, w);
     if !new_terms.iter().any(|t| t.iri == iri) {
         new_terms.push(NewTerm {
@@ -486,8 +418,9 @@ fn description_object(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{ENT, TERM, VERB};
-    use crate::{Param, extract::tests::fixture};
+    use crate::extract::tests::fixture;
+    use crate::model::Param;
+    use crate::vocab::{ENT, TERM, VERB, slug};
 
     fn desc(name: &str, description: &str) -> ToolDescriptor {
         ToolDescriptor {
@@ -510,7 +443,7 @@ mod tests {
             format!("{}name%23ab12cd34", vocab::TOOL)
         );
         assert_eq!(tool_iri("a b/é"), format!("{}a%20b%2F%C3%A9", vocab::TOOL));
-        assert_eq!(slug("Chemical Engineering"), "chemical-engineering");
+        assert_eq!(slug("Chemical Engineering"), "chemical_engineering");
         assert_eq!(slug("  Café!! "), "caf%C3%A9");
     }
 

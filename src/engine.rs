@@ -1,33 +1,36 @@
 //! The one orchestrator: register sources, keep the catalog snapshot fresh,
 //! answer search / resolve. Sync and `Send + Sync`: a server calls it from
 //! `spawn_blocking`.
+//!
+//! A read takes the current snapshot, fixes the request's [`Scope`] (the
+//! tools it may see), gathers what the pipeline needs (graph hits from the
+//! store, the query vectors from the embedder), runs the ranking pipeline
+//! and turns its answer into [`Match`]es. Ranking itself lives in `rank/`.
 
 use crate::catalog::Catalog;
-use crate::constellation::{Constellation, build};
-use crate::embed::{Embedder, FastEmbedder, HashEmbedder, SyncReport, sync_index};
+use crate::constellation;
+use crate::embed::{Embedder, FastEmbedder, SyncReport, sync_vectors};
+use crate::error::{Error, Result};
 use crate::extract::{Extractor, Lexicon};
-use crate::graph::{GraphStore, LoadReport, OxigraphStore, Source, SourceData};
-use crate::import::{Format, detect_format, parse_manifest};
-use crate::model::{Mention, Tool};
-use crate::rank::{
-    self, Calibration, ChannelScores, Mode, RankConfig, ScoreDetails, Scored, disambiguate,
-};
-use crate::{Error, Result};
+use crate::graph::{GraphHit, GraphStore, LoadReport, Source, SourceData};
+use crate::import::{self, Format, Input};
+use crate::model::{Constellation, Mention, Tool};
+use crate::rank::pipeline::{self, Inputs, Ranked};
+use crate::rank::query::Query;
+use crate::rank::{Calibration, Clarify, Mode, RankConfig, ScoreDetails};
+use crate::scope::Scope;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
-
-pub use crate::rank::Clarify;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// Which embedder the engine uses.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Embeddings {
     /// The real MiniLM model from this directory (see `scripts/setup.sh`).
     Model(PathBuf),
-    /// The deterministic test double (unit tests only).
-    TestDouble,
+    /// An embedder the caller built (another model, or a test double).
+    Custom(Arc<dyn Embedder>),
     /// No dense channel.
     Off,
 }
@@ -35,7 +38,8 @@ pub enum Embeddings {
 /// How to open an engine.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
-    /// RocksDB directory; `None` keeps everything in memory.
+    /// Where the engine keeps its files (the embedded store under `graph/`,
+    /// vectors under `vectors/`); `None` keeps everything in memory.
     pub data_dir: Option<PathBuf>,
     pub embeddings: Embeddings,
     /// Progress bars on a terminal.
@@ -80,18 +84,6 @@ pub struct SearchRequest {
     /// Expand `dependsOn` into an ordered prerequisite list per match.
     #[serde(default)]
     pub dependencies: bool,
-    /// A precomputed query embedding (batch evaluation).
-    #[serde(skip)]
-    pub query_vector: Option<Vec<f32>>,
-}
-
-/// What the whole-request ranking already computed, reused per step.
-struct StepInput<'a> {
-    allowed: &'a [usize],
-    verb_mentions: &'a [Mention],
-    text_mentions: &'a [Mention],
-    exact: &'a [usize],
-    hits: &'a [crate::graph::GraphHit],
 }
 
 /// One ranked tool.
@@ -156,6 +148,17 @@ pub struct Resolution {
     pub reason: String,
 }
 
+/// Which tools a listing keeps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ToolFilter {
+    /// A domain: IRI, local name (`travel`) or label.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// A source as loaded (`seeds/travel.ttl`).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
 /// What a load did, including the re-embedding it caused.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadOutcome {
@@ -177,72 +180,40 @@ pub struct Engine {
     strict: bool,
     catalog: RwLock<Arc<Catalog>>,
     last_sync: RwLock<Option<SyncReport>>,
-}
-
-/// Collects the loadable files under `paths` (directories recursively, sorted).
-pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Error::io(dir, e))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out)?;
-            } else if matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("ttl" | "json" | "jsonl" | "yaml" | "yml")
-            ) {
-                out.push(p);
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            walk(p, &mut out)?;
-        } else if p.exists() {
-            out.push(p.clone());
-        } else {
-            return Err(Error::io(
-                p,
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
-            ));
-        }
-    }
-    Ok(out)
+    /// Registrations run one at a time (each builds on the snapshot the
+    /// previous one left).
+    writer: Mutex<()>,
 }
 
 impl Engine {
-    /// Opens the store and the embedder, and builds the catalog snapshot.
+    /// Opens the embedded store (RocksDB under `data_dir/graph`, or in
+    /// memory without a data dir) and builds the catalog snapshot.
     pub fn open(opts: EngineOptions) -> Result<Self> {
         let store: Box<dyn GraphStore> = match &opts.data_dir {
-            Some(dir) => Box::new(OxigraphStore::open(&dir.join("graph"))?),
-            None => Box::new(OxigraphStore::memory()?),
+            Some(dir) => Box::new(crate::graph::OxigraphStore::open(&dir.join("graph"))?),
+            None => Box::new(crate::graph::OxigraphStore::memory()?),
         };
-        let embedder: Option<Arc<dyn Embedder>> = match &opts.embeddings {
-            Embeddings::Model(dir) => Some(Arc::new(FastEmbedder::load(dir)?)),
-            Embeddings::TestDouble => Some(Arc::new(HashEmbedder::default())),
+        Self::open_with(store, opts)
+    }
+
+    /// Builds an engine over a store the caller opened (any backend).
+    pub fn open_with(store: impl Into<Box<dyn GraphStore>>, opts: EngineOptions) -> Result<Self> {
+        let embedder: Option<Arc<dyn Embedder>> = match opts.embeddings {
+            Embeddings::Model(dir) => Some(Arc::new(FastEmbedder::load(&dir)?)),
+            Embeddings::Custom(embedder) => Some(embedder),
             Embeddings::Off => None,
         };
         let engine = Self {
-            store,
+            store: store.into(),
             embedder,
             data_dir: opts.data_dir,
             progress: opts.progress,
             rank: opts.rank,
             calibration: opts.calibration,
             strict: opts.strict,
-            catalog: RwLock::new(Arc::new(Catalog::build(
-                Vec::new(),
-                Vec::new(),
-                Default::default(),
-                None,
-                true,
-            ))),
+            catalog: RwLock::new(Arc::new(Catalog::empty())),
             last_sync: RwLock::new(None),
+            writer: Mutex::new(()),
         };
         engine.refresh()?;
         Ok(engine)
@@ -250,10 +221,7 @@ impl Engine {
 
     /// The current catalog snapshot.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        match self.catalog.read() {
-            Ok(c) => Arc::clone(&c),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The store, for commands that talk to it directly.
@@ -273,9 +241,15 @@ impl Engine {
         let (vectors, sync) = match &self.embedder {
             Some(embedder) => {
                 let dir = self.data_dir.as_ref().map(|d| d.join("vectors"));
-                let (index, report) =
-                    sync_index(dir.as_deref(), &tools, embedder.as_ref(), self.progress)?;
-                (Some(index), Some(report))
+                let previous = self.catalog();
+                let (vectors, report) = sync_vectors(
+                    previous.vectors.as_ref(),
+                    dir.as_deref(),
+                    &tools,
+                    embedder.as_ref(),
+                    self.progress,
+                )?;
+                (Some(vectors), Some(report))
             }
             None => (None, None),
         };
@@ -286,82 +260,83 @@ impl Engine {
             vectors,
             self.rank.lexical_params,
         ));
-        match self.catalog.write() {
-            Ok(mut c) => *c = catalog,
-            Err(poisoned) => *poisoned.into_inner() = catalog,
-        }
-        if let Ok(mut s) = self.last_sync.write() {
-            s.clone_from(&sync);
-        }
+        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = catalog;
+        *self
+            .last_sync
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = sync.clone();
         Ok(sync)
     }
 
     /// The last embedding sync (index health).
     pub fn last_sync(&self) -> Option<SyncReport> {
-        self.last_sync.read().ok().and_then(|s| s.clone())
+        self.last_sync
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Reads and parses files into store sources (nothing is written).
-    /// Manifests are turned into constellations with a lexicon made of the
-    /// store's ontology plus any Turtle in the same batch.
     pub fn prepare(&self, files: &[PathBuf], format: Option<Format>) -> Result<Vec<Source>> {
-        let mut turtle = Vec::new();
+        self.sources(import::read_files(files, format)?)
+    }
+
+    /// Turns parsed inputs into store sources: Turtle as it is, manifests as
+    /// constellations built with the snapshot's lexicon plus the lexicon of
+    /// any Turtle in the same batch.
+    pub fn sources(&self, inputs: Vec<Input>) -> Result<Vec<Source>> {
+        let mut sources = Vec::with_capacity(inputs.len());
         let mut manifests = Vec::new();
-        for path in files {
-            let name = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            let fmt = match format {
-                Some(f) => f,
-                None => detect_format(path, &text).ok_or_else(|| {
-                    Error::parse(
-                        &name,
-                        None,
-                        None,
-                        "cannot tell the format (use --format turtle|mcp|openapi|jsonl)",
-                    )
-                })?,
-            };
-            match fmt {
-                Format::Turtle => turtle.push(Source {
+        for input in inputs {
+            match input {
+                Input::Turtle { name, text } => sources.push(Source {
                     name,
                     data: SourceData::Turtle(text),
                 }),
-                other => manifests.push((name.clone(), parse_manifest(&name, &text, other)?)),
+                Input::Manifest { name, tools } => manifests.push((name, tools)),
             }
         }
-        let mut sources = turtle;
-        if !manifests.is_empty() {
-            let mut lexicon = self.store.lexicon()?;
-            if !sources.is_empty() {
-                let scratch = OxigraphStore::memory()?;
-                scratch.load_unchecked(&sources)?;
-                lexicon.extend(scratch.lexicon()?);
-            }
-            let extractor = Extractor::new(Lexicon::new(lexicon));
-            for (name, descriptors) in manifests {
-                let items: Vec<Constellation> = descriptors
-                    .par_iter()
-                    .map(|d| build(d, &extractor))
-                    .collect();
-                sources.push(Source {
-                    name,
-                    data: SourceData::Constellations(items),
-                });
-            }
+        if manifests.is_empty() {
+            return Ok(sources);
+        }
+        let catalog = self.catalog();
+        let mut lexicon = catalog.lexicon_entries().to_vec();
+        if !sources.is_empty() {
+            let scratch = crate::graph::OxigraphStore::memory()?;
+            scratch.load_unchecked(&sources)?;
+            lexicon.extend(scratch.lexicon()?);
+        }
+        let extractor = Extractor::new(Lexicon::new(lexicon));
+        for (name, descriptors) in manifests {
+            let items: Vec<Constellation> = descriptors
+                .par_iter()
+                .map(|d| constellation::build(d, &extractor))
+                .collect();
+            sources.push(Source {
+                name,
+                data: SourceData::Constellations(items),
+            });
         }
         Ok(sources)
     }
 
+    /// Loads sources in one transaction (all or nothing), then refreshes
+    /// the snapshot (re-embedding only what changed).
+    pub fn load(&self, sources: &[Source]) -> Result<(LoadReport, Option<SyncReport>)> {
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let report = if self.strict {
+            self.store.load(sources)?
+        } else {
+            self.store.load_unchecked(sources)?
+        };
+        Ok((report, self.refresh()?))
+    }
+
     /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
     pub fn load_paths(&self, paths: &[PathBuf], format: Option<Format>) -> Result<LoadOutcome> {
-        let files = collect_files(paths)?;
+        let files = import::collect_files(paths)?;
         let sources = self.prepare(&files, format)?;
-        let store = if self.strict {
-            self.store.load(&sources)?
-        } else {
-            self.store.load_unchecked(&sources)?
-        };
-        let embeddings = self.refresh()?;
+        let (store, embeddings) = self.load(&sources)?;
         Ok(LoadOutcome {
             store,
             embeddings,
@@ -371,13 +346,36 @@ impl Engine {
 
     /// Every tool in the catalog.
     pub fn tools(&self) -> Vec<Tool> {
-        self.catalog().tools.clone()
+        let c = self.catalog();
+        c.all()
+            .iter()
+            .filter_map(|i| c.tools.get(i).cloned())
+            .collect()
+    }
+
+    /// The tools of one domain and/or one source (both when both are given).
+    pub fn tools_where(&self, filter: &ToolFilter) -> Vec<Tool> {
+        let c = self.catalog();
+        let mut scope = c.all();
+        if let Some(d) = &filter.domain {
+            scope.intersect(&Scope::of(c.tools.len(), c.in_domain(d).iter().copied()));
+        }
+        if let Some(s) = &filter.source {
+            scope.intersect(&Scope::of(c.tools.len(), c.of_source(s).iter().copied()));
+        }
+        scope
+            .iter()
+            .filter_map(|i| c.tools.get(i).cloned())
+            .collect()
     }
 
     /// Finds a tool by name, id or IRI.
     pub fn tool(&self, key: &str) -> Option<Tool> {
         let c = self.catalog();
-        c.find(key).and_then(|i| c.tools.get(i).cloned())
+        let scope = c.all();
+        c.find(key)
+            .filter(|&i| scope.contains(i))
+            .and_then(|i| c.tools.get(i).cloned())
     }
 
     /// Mentions the extractor finds in a text.
@@ -386,291 +384,136 @@ impl Engine {
     }
 
     /// Embeds request texts in batches (for evaluation runs).
-    pub fn embed_queries(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>> {
+    pub(crate) fn embed_queries(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>> {
         match &self.embedder {
             Some(e) => Ok(Some(e.embed_documents(texts)?)),
             None => Ok(None),
         }
     }
 
-    /// The text the dense and lexical channels see for a request.
-    pub fn request_text(req: &SearchRequest) -> String {
-        match &req.verb {
-            Some(v) if !v.trim().is_empty() => {
-                format!(
-                    "{} {}",
-                    crate::extract::split_identifier(v).join(" "),
-                    req.text
-                )
-            }
-            _ => req.text.clone(),
-        }
-    }
-
     /// Ranks tools for a request. Tools outside `candidates` never reach
     /// ranking, counts or explanations.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        self.search_with(req, None)
+    }
+
+    /// [`Engine::search`] with the request's embedding computed already
+    /// (evaluation runs embed their queries in batches).
+    pub(crate) fn search_with(
+        &self,
+        req: &SearchRequest,
+        vector: Option<Vec<f32>>,
+    ) -> Result<SearchResponse> {
         let catalog = self.catalog();
         let limit = if req.limit == 0 { 10 } else { req.limit };
-        let allowed: Vec<usize> = match &req.candidates {
-            Some(names) => {
-                let mut idx = Vec::with_capacity(names.len());
-                let mut unknown = Vec::new();
-                for n in names {
-                    match catalog.find(n) {
-                        Some(i) => idx.push(i),
-                        None => unknown.push(n.as_str()),
-                    }
-                }
-                if !unknown.is_empty() {
-                    return Err(Error::Invalid(format!(
-                        "unknown candidate tool(s): {}",
-                        unknown.join(", ")
-                    )));
-                }
-                idx.sort_unstable();
-                idx.dedup();
-                idx
-            }
-            None => (0..catalog.tools.len()).collect(),
+        let all = catalog.all();
+        let scope = match &req.candidates {
+            Some(names) => catalog.named(&all, names)?,
+            None => all,
         };
-        let mut mentions = Vec::new();
-        if let Some(v) = &req.verb {
-            mentions.extend(catalog.extractor.extract(v));
-        }
-        let text_mentions = catalog.extractor.extract(&req.text);
-        let request_text = Self::request_text(req);
-        let mode = req.mode;
-        let use_graph = matches!(mode, Mode::Joint | Mode::Graph);
-        let use_dense = matches!(mode, Mode::Joint | Mode::Dense);
-        let use_lexical = matches!(mode, Mode::Joint | Mode::Lexical);
-        let mut all_mentions = mentions.clone();
-        all_mentions.extend(text_mentions.iter().cloned());
-
-        let hits = if use_graph {
-            let nodes = rank::request_nodes(&all_mentions);
-            let restrict: Option<Vec<String>> = req.candidates.as_ref().map(|_| {
-                allowed
-                    .iter()
-                    .filter_map(|&i| catalog.tools.get(i).map(|t| t.iri.clone()))
-                    .collect()
-            });
-            self.store.candidates(&nodes, restrict.as_deref())?
-        } else {
-            Vec::new()
-        };
-        let graph = if use_graph {
-            rank::graph_scores(&catalog, &all_mentions, mentions.len(), &hits)
-        } else {
-            Default::default()
-        };
-        let dense: Option<Vec<f32>> = match (use_dense, &self.embedder, &catalog.vectors) {
-            (true, Some(embedder), Some(index)) => {
-                let q = match &req.query_vector {
-                    Some(v) => v.clone(),
-                    None => embedder.embed_query(&request_text)?,
-                };
-                Some(catalog.cosines(index, &q))
-            }
-            (true, None, _) if mode == Mode::Dense => {
-                return Err(Error::Invalid(
-                    "dense mode needs embeddings (run without --no-embed)".into(),
-                ));
-            }
-            _ => None,
-        };
-        let bm25 = if use_lexical || use_graph {
-            catalog.bm25.scores(&request_text)
-        } else {
-            Vec::new()
-        };
-        let mut exact: Vec<usize> = catalog.names.find(&req.text);
-        if let Some(v) = &req.verb {
-            exact.extend(catalog.names.find(v));
-        }
-        exact.retain(|i| allowed.binary_search(i).is_ok());
-        let channels = ChannelScores {
-            graph: &graph,
-            dense: dense.as_deref(),
-            bm25: &bm25,
-            exact: &exact,
-        };
-        let mut scored = rank::fuse(mode, &self.rank, &allowed, &channels);
-        if self.rank.steps {
-            let step_input = StepInput {
-                allowed: &allowed,
-                verb_mentions: &mentions,
-                text_mentions: &text_mentions,
-                exact: &exact,
-                hits: &hits,
-            };
-            self.rank_steps(&catalog, req, &step_input, &mut scored)?;
-        }
-        if mode == Mode::Graph {
-            // Graph-only ablation: break graph ties lexically so the
-            // order is not alphabetical.
-            scored.sort_by(|a, b| {
-                b.details
-                    .fused
-                    .total_cmp(&a.details.fused)
-                    .then(b.details.bm25.total_cmp(&a.details.bm25))
-                    .then(a.idx.cmp(&b.idx))
-            });
-        }
-        let clarify = if use_graph {
-            disambiguate(&catalog, &mut scored, &all_mentions, &self.rank)
-        } else {
-            None
-        };
-        // Step coverage reorders after disambiguation, which compares the
-        // top match with its runners-up by score.
-        if scored.iter().any(|s| s.details.best_for_step.is_some()) {
-            rank::move_step_winners_up(&mut scored);
-        }
-        let matches = self.to_matches(&catalog, &scored, limit, req.dependencies);
-        let abstain = matches
-            .first()
-            .is_none_or(|m| m.confidence < self.rank.abstain_below);
+        let query = Query::parse(
+            &catalog,
+            &req.text,
+            req.verb.as_deref(),
+            req.mode,
+            self.rank.steps,
+        );
+        let ranked = self.rank(&catalog, &scope, &query, vector, limit)?;
         Ok(SearchResponse {
-            ambiguous: clarify.is_some(),
-            clarify,
-            abstain,
-            matches,
-            mentions: all_mentions,
-            mode,
+            matches: self.matches(&catalog, &scope, &ranked, req.dependencies),
+            ambiguous: ranked.clarify.is_some(),
+            clarify: ranked.clarify,
+            abstain: ranked.abstain,
+            mentions: query.mentions(),
+            mode: req.mode,
         })
     }
 
-    /// Multi-step requests ("retrieve X. Then calculate Y."): every step is
-    /// ranked on its own text, mentions and embedding, and a tool keeps its
-    /// best score over the whole request and its steps, naming the step.
-    fn rank_steps(
+    /// Gathers the pipeline's inputs (graph hits in scope, query vectors)
+    /// and runs it.
+    fn rank(
         &self,
         catalog: &Catalog,
-        req: &SearchRequest,
-        input: &StepInput<'_>,
-        scored: &mut [Scored],
-    ) -> Result<()> {
-        let StepInput {
-            allowed,
-            verb_mentions,
-            text_mentions,
-            exact,
-            hits,
-        } = *input;
-        let steps = crate::extract::steps(&req.text);
-        if steps.len() < 2 {
-            return Ok(());
-        }
-        let mode = req.mode;
-        let texts: Vec<String> = steps
-            .iter()
-            .filter_map(|r| req.text.get(r.clone()))
-            .map(|t| match &req.verb {
-                Some(v) if !v.trim().is_empty() => {
-                    format!("{} {t}", crate::extract::split_identifier(v).join(" "))
-                }
-                _ => t.to_string(),
-            })
-            .collect();
-        let vectors = match (&self.embedder, &catalog.vectors) {
-            (Some(embedder), Some(_)) if matches!(mode, Mode::Joint | Mode::Dense) => {
-                Some(embedder.embed_documents(&texts)?)
-            }
-            _ => None,
-        };
-        let use_graph = matches!(mode, Mode::Joint | Mode::Graph);
-        let best: HashMap<usize, usize> = scored
-            .iter()
-            .enumerate()
-            .map(|(pos, s)| (s.idx, pos))
-            .collect();
-        // The best tool of each step, listed right after the top match.
-        let mut winners: Vec<(usize, String)> = Vec::new();
-        for (k, range) in steps.iter().enumerate() {
-            let Some(text) = texts.get(k) else { continue };
-            let mut mentions = verb_mentions.to_vec();
-            mentions.extend(
-                text_mentions
-                    .iter()
-                    .filter(|m| m.start >= range.start && m.end <= range.end)
-                    .cloned(),
-            );
-            let graph = if use_graph {
-                rank::graph_scores(catalog, &mentions, verb_mentions.len(), hits)
-            } else {
-                Default::default()
-            };
-            let dense: Option<Vec<f32>> = match (&vectors, &catalog.vectors) {
-                (Some(vs), Some(index)) => vs.get(k).map(|q| catalog.cosines(index, q)),
-                _ => None,
-            };
-            let bm25 = catalog.bm25.scores(text);
-            let channels = ChannelScores {
-                graph: &graph,
-                dense: dense.as_deref(),
-                bm25: &bm25,
-                exact,
-            };
-            let step = req.text.get(range.clone()).unwrap_or_default();
-            let step_scores = rank::fuse(mode, &self.rank, allowed, &channels);
-            if let Some(top) = step_scores.first() {
-                winners.push((top.idx, step.to_string()));
-            }
-            for mut s in step_scores {
-                let Some(&pos) = best.get(&s.idx) else {
-                    continue;
+        scope: &Scope,
+        query: &Query,
+        vector: Option<Vec<f32>>,
+        limit: usize,
+    ) -> Result<Ranked> {
+        let hits = self.graph_hits(catalog, scope, query)?;
+        let dense = query.mode.uses_dense() && catalog.vectors.is_some();
+        let (vector, step_vectors) = match &self.embedder {
+            Some(embedder) if dense => {
+                let v = match vector {
+                    Some(v) => v,
+                    None => embedder.embed_query(&query.text)?,
                 };
-                s.details.fused -= self.rank.step_discount;
-                if s.details.fused > scored[pos].details.fused {
-                    s.details.step = Some(step.to_string());
-                    scored[pos] = s;
-                }
+                let steps = if query.steps.is_empty() {
+                    Vec::new()
+                } else {
+                    embedder.embed_documents(&query.step_texts())?
+                };
+                (Some(v), steps)
             }
-        }
-        if self.rank.step_cover {
-            for (idx, step) in winners {
-                if let Some(&pos) = best.get(&idx) {
-                    scored[pos].details.best_for_step.get_or_insert(step);
-                }
+            None if query.mode == Mode::Dense => {
+                return Err(Error::invalid_field(
+                    "mode",
+                    "dense mode needs embeddings (run without --no-embed)",
+                ));
             }
-        }
-        rank::sort_by_score(scored);
-        Ok(())
+            _ => (None, Vec::new()),
+        };
+        let inputs = Inputs {
+            hits: &hits,
+            vector: vector.as_deref(),
+            step_vectors: &step_vectors,
+        };
+        Ok(pipeline::run(
+            catalog,
+            query,
+            scope,
+            &inputs,
+            &self.rank,
+            &self.calibration,
+            limit,
+        ))
     }
 
-    fn to_matches(
+    /// Graph paths from the request's nodes, kept only for tools in scope
+    /// (filtered by index after the query, never pasted into it).
+    fn graph_hits(&self, catalog: &Catalog, scope: &Scope, query: &Query) -> Result<Vec<GraphHit>> {
+        let nodes = pipeline::graph_nodes(query);
+        let mut hits = self.store.candidates(&nodes)?;
+        hits.retain(|h| {
+            catalog
+                .by_iri
+                .get(&h.tool)
+                .is_some_and(|&i| scope.contains(i))
+        });
+        Ok(hits)
+    }
+
+    fn matches(
         &self,
         catalog: &Catalog,
-        scored: &[Scored],
-        limit: usize,
+        scope: &Scope,
+        ranked: &Ranked,
         dependencies: bool,
     ) -> Vec<Match> {
-        let best = scored.first().map(|s| &s.details);
-        // The runner-up by score (step coverage may list a lower-scoring
-        // step winner second; confidence compares with the real runner-up).
-        let second = scored
+        ranked
+            .tools
             .iter()
-            .skip(1)
-            .map(|s| &s.details)
-            .max_by(|a, b| a.fused.total_cmp(&b.fused));
-        scored
-            .iter()
-            .take(limit)
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let t = catalog.tools.get(s.idx)?;
-                let other = if i == 0 { second } else { best };
+            .filter_map(|r| {
+                let t = catalog.tools.get(r.idx)?;
                 Some(Match {
                     tool: t.name.clone(),
                     id: t.id.clone(),
-                    score: s.details.fused,
-                    confidence: self.calibration.confidence(&s.details, other),
+                    score: r.details.fused,
+                    confidence: r.confidence,
                     description: t.description.clone(),
                     categories: t.categories.iter().map(|c| c.label.clone()).collect(),
-                    details: s.details.clone(),
+                    details: r.details.clone(),
                     prerequisites: if dependencies {
-                        catalog.prerequisites(s.idx)
+                        catalog.prerequisites(r.idx, scope)
                     } else {
                         Vec::new()
                     },
@@ -693,148 +536,62 @@ impl Engine {
             limit: 3,
             ..SearchRequest::default()
         })?;
-        let threshold = self.rank.substitute_above;
-        let top = response.matches.first();
-        match top {
-            Some(m) if m.confidence >= threshold && !response.ambiguous => Ok(Resolution {
-                decision: Decision::Substitute,
-                tool: Some(m.tool.clone()),
-                confidence: m.confidence,
-                reason: format!(
-                    "`{}` matches {} with confidence {:.2} (threshold {threshold:.2})",
-                    m.tool, req.verb, m.confidence
-                ),
-                nearest: response.matches.clone(),
-            }),
-            Some(m) => Ok(Resolution {
-                decision: Decision::Decompose,
-                tool: None,
-                confidence: m.confidence,
-                reason: if response.ambiguous {
-                    format!(
-                        "{} is ambiguous between close tools: {}",
-                        req.verb,
-                        response
-                            .clarify
-                            .as_ref()
-                            .map(|c| c.question.clone())
-                            .unwrap_or_default()
-                    )
-                } else {
-                    format!(
-                        "no tool does {} confidently: the nearest, `{}`, has confidence {:.2} < {threshold:.2}",
-                        req.verb, m.tool, m.confidence
-                    )
-                },
-                nearest: response.matches.clone(),
-            }),
-            None => Ok(Resolution {
-                decision: Decision::Decompose,
-                tool: None,
-                confidence: 0.0,
-                reason: "the catalog is empty".into(),
-                nearest: Vec::new(),
-            }),
-        }
+        Ok(decide(req, response, self.rank.substitute_above))
     }
-}
 
-impl Engine {
     /// Renders tools (by id or name) for an LLM prompt within a token budget.
     pub fn render_prompt(&self, tools: &[String], budget_tokens: usize) -> String {
         let c = self.catalog();
         let idxs: Vec<usize> = tools.iter().filter_map(|t| c.find(t)).collect();
-        c.render_prompt(&idxs, budget_tokens)
+        c.render_prompt(&idxs, &c.all(), budget_tokens)
     }
 }
 
-/// The constellations inside prepared sources (for `import --dry-run`).
-pub fn constellations_of(sources: &[Source]) -> Vec<Constellation> {
-    sources
-        .iter()
-        .filter_map(|s| match &s.data {
-            SourceData::Constellations(items) => Some(items.clone()),
-            SourceData::Turtle(_) => None,
-        })
-        .flatten()
-        .collect()
-}
-
-/// One line per constellation: name, verb, entities, domains.
-pub fn constellation_summary(c: &Constellation) -> String {
-    let labels = |links: &[crate::Link]| {
-        links
-            .iter()
-            .map(|l| format!("{} ({:.2})", l.label, l.weight))
-            .collect::<Vec<_>>()
-            .join(", ")
+/// Substitute when the top match is confident and nothing is ambiguous,
+/// else decompose, saying why.
+fn decide(req: &ResolveRequest, response: SearchResponse, threshold: f32) -> Resolution {
+    let Some(m) = response.matches.first() else {
+        return Resolution {
+            decision: Decision::Decompose,
+            tool: None,
+            confidence: 0.0,
+            reason: "the catalog is empty".into(),
+            nearest: Vec::new(),
+        };
     };
-    format!(
-        "{}\n  verb: {}\n  entities: {}\n  domains: {}\n  read-only: {}{}",
-        c.descriptor.name,
-        labels(&c.verbs),
-        labels(&c.entities),
-        labels(&c.domains),
-        c.read_only,
-        if c.depends_on.is_empty() {
-            String::new()
-        } else {
-            format!("\n  depends on: {}", c.depends_on.join(", "))
-        }
-    )
-}
-
-/// A tool's constellation as a Graphviz digraph.
-pub fn constellation_dot(t: &Tool) -> String {
-    fn q(s: &str) -> String {
-        format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    if m.confidence >= threshold && !response.ambiguous {
+        return Resolution {
+            decision: Decision::Substitute,
+            tool: Some(m.tool.clone()),
+            confidence: m.confidence,
+            reason: format!(
+                "`{}` matches {} with confidence {:.2} (threshold {threshold:.2})",
+                m.tool, req.verb, m.confidence
+            ),
+            nearest: response.matches.clone(),
+        };
     }
-    let mut out = format!(
-        "digraph constellation {{\n  rankdir=LR;\n  {} [shape=box, style=bold];\n",
-        q(&t.name)
-    );
-    let mut edge = |label: &str, target: &str, extracted: bool| {
-        out.push_str(&format!(
-            "  {} -> {} [label={}{}];\n",
-            q(&t.name),
-            q(target),
-            q(label),
-            if extracted { ", style=dashed" } else { "" }
-        ));
+    let reason = if response.ambiguous {
+        format!(
+            "{} is ambiguous between close tools: {}",
+            req.verb,
+            response
+                .clarify
+                .as_ref()
+                .map(|c| c.question.clone())
+                .unwrap_or_default()
+        )
+    } else {
+        format!(
+            "no tool does {} confidently: the nearest, `{}`, has confidence {:.2} < {threshold:.2}",
+            req.verb, m.tool, m.confidence
+        )
     };
-    for l in &t.verbs {
-        edge(
-            "performs",
-            &l.label,
-            l.provenance == crate::Provenance::Extracted,
-        );
+    Resolution {
+        decision: Decision::Decompose,
+        tool: None,
+        confidence: m.confidence,
+        reason,
+        nearest: response.matches.clone(),
     }
-    for l in &t.entities {
-        edge(
-            "actsOn",
-            &l.label,
-            l.provenance == crate::Provenance::Extracted,
-        );
-    }
-    for l in &t.domains {
-        edge(
-            "inDomain",
-            &l.label,
-            l.provenance == crate::Provenance::Extracted,
-        );
-    }
-    for l in &t.categories {
-        edge("inCategory", &l.label, false);
-    }
-    for i in &t.integrations {
-        edge("requiresIntegration", i, false);
-    }
-    for c in &t.channels {
-        edge("availableOnChannel", c, false);
-    }
-    for d in &t.depends_on {
-        edge("dependsOn", d, false);
-    }
-    out.push_str("}\n");
-    out
 }

@@ -1,5 +1,6 @@
 //! The library's error type.
 
+use crate::model::Violation;
 use std::path::PathBuf;
 
 /// A place in an input file: `file:line:col` or a JSON/YAML pointer.
@@ -28,6 +29,10 @@ impl std::fmt::Display for Location {
     }
 }
 
+/// Everything that can go wrong, by kind: what the caller did (invalid
+/// input with its place, not found, forbidden, conflict) apart from what
+/// the service could not do (unavailable, store, model). The HTTP layer maps
+/// each kind to one status and a stable code (`server/error.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Malformed input (Turtle, JSON, YAML, OpenAPI, JSONL), with the place.
@@ -40,6 +45,31 @@ pub enum Error {
         tool: String,
         message: String,
     },
+    /// A request the engine cannot answer as asked: a bad field or option.
+    #[error("{message}")]
+    Invalid {
+        /// The request field at fault (`candidates`, `mode`), when one is.
+        field: Option<String>,
+        message: String,
+    },
+    /// The thing asked for does not exist (or is not visible to the caller:
+    /// the two are never told apart).
+    #[error("no {kind} named `{name}`")]
+    NotFound { kind: &'static str, name: String },
+    /// The caller may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The request conflicts with the current state (a name already taken,
+    /// a change made meanwhile).
+    #[error("{0}")]
+    Conflict(String),
+    /// A part the request needs is not ready (no model, a store that does not
+    /// answer, a time limit hit).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Seed constraints failed; the store was left unchanged.
+    #[error("{} constraint violation(s); nothing was loaded", .0.len())]
+    Violations(Vec<Violation>),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -49,23 +79,41 @@ pub enum Error {
     /// The store failed (RocksDB, transaction).
     #[error("store: {0}")]
     Store(String),
-    /// A SPARQL query from the user or from `queries/` failed.
+    /// A SPARQL query from `queries/` failed.
     #[error("sparql: {0}")]
     Sparql(String),
     /// The embedding model or ONNX Runtime is missing or broken.
     #[error("{0}")]
     Model(String),
-    /// A request the engine cannot answer as asked (unknown tool, bad option).
-    #[error("{0}")]
-    Invalid(String),
-    /// Seed constraints failed; the store was left unchanged.
-    #[error("{} constraint violation(s); nothing was loaded", .0.len())]
-    Violations(Vec<crate::Violation>),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A request the engine cannot answer as asked.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::Invalid {
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    /// A request field that is wrong, named.
+    pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid {
+            field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+
+    /// Nothing of this kind has this name (for this caller).
+    pub fn not_found(kind: &'static str, name: impl Into<String>) -> Self {
+        Error::NotFound {
+            kind,
+            name: name.into(),
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -141,6 +141,60 @@ pub struct Tool {
     pub universal: bool,
     /// Names of the tools it depends on.
     pub depends_on: Vec<String>,
+    /// The source that registered it (a file path as loaded, a manifest
+    /// name): what reloading or unloading that source replaces.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// What kind of ontology node a lexicon label names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TermKind {
+    /// A `tg:Verb` (`verb:book`).
+    Verb,
+    /// A `tg:Entity` class (`ent:Flight`).
+    Entity,
+    /// A named `tg:Instance` of an entity class (`brand:southwest`).
+    Instance {
+        /// IRI of the instance's class (`ent:Airline`).
+        class: String,
+    },
+}
+
+/// One label (or synonym) of an ontology node: what the extractor matches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LexEntry {
+    pub label: String,
+    pub iri: String,
+    pub kind: TermKind,
+}
+
+/// An open-vocabulary node the constellation builder mints (`term:invoice`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewTerm {
+    pub iri: String,
+    pub label: String,
+    /// Ontology classes the term is a kind of (`term:stock_price` -> `ent:Price`).
+    pub broader: Vec<String>,
+}
+
+/// A tool linked to the ontology: what the store writes for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Constellation {
+    pub descriptor: ToolDescriptor,
+    /// `vocab::tool_iri(&descriptor.id)`.
+    pub iri: String,
+    pub verbs: Vec<Link>,
+    pub entities: Vec<Link>,
+    pub domains: Vec<Link>,
+    /// Open-vocabulary entity nodes to create (`vocab::TERM` + lemma).
+    pub new_terms: Vec<NewTerm>,
+    /// Verb nodes minted from common English verbs the ontology lacks
+    /// (`vocab::VERB` + lemma); `broader` is empty.
+    pub new_verbs: Vec<NewTerm>,
+    pub read_only: bool,
+    /// Descriptor ids this tool depends on.
+    pub depends_on: Vec<String>,
 }
 
 /// A seed-constraint violation found by a `queries/validate/*.rq` query.

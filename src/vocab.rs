@@ -1,4 +1,5 @@
-//! Ontology IRIs as constants. Keep in sync with `ontology/core.ttl`.
+//! Ontology IRIs as constants (keep in sync with `ontology/core.ttl`), and
+//! the one place IRIs are minted from names and labels.
 
 pub const TG: &str = "https://toolgraph.dev/ns#";
 pub const VERB: &str = "https://toolgraph.dev/verb/";
@@ -64,5 +65,126 @@ pub mod ent {
         MONEY = "Money"; CURRENCY = "Currency"; PARTY_SIZE = "PartySize";
         EMAIL_ADDRESS = "EmailAddress"; URL = "Url"; PHONE_NUMBER = "PhoneNumber";
         PLACE = "Place"; PERSON = "Person";
+    }
+}
+
+/// The tool's IRI: [`TOOL`] + the percent-encoded id (valid for any id;
+/// [`tool_id`] is the inverse).
+pub fn tool_iri(id: &str) -> String {
+    let mut s = String::from(TOOL);
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+/// The id inside a tool IRI minted by [`tool_iri`], if it is one.
+pub fn tool_id(iri: &str) -> Option<String> {
+    iri.strip_prefix(TOOL).map(percent_decode)
+}
+
+/// A node IRI minted from a label: `namespace` + [`slug`] of the label
+/// (`mint(DOMAIN, "Field Service")` is `dom:field_service`, the seeds'
+/// own spelling). Empty when the label has no letter or digit.
+pub fn mint(namespace: &str, label: &str) -> Option<String> {
+    let s = slug(label);
+    (!s.is_empty()).then(|| format!("{namespace}{s}"))
+}
+
+/// A lower-case, `_`-joined slug of a label (runs of anything that is not a
+/// letter or digit become one `_`, none at the ends), percent-encoded beyond
+/// ASCII.
+pub fn slug(label: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in label.chars().flat_map(char::to_lowercase) {
+        if !c.is_alphanumeric() {
+            gap = true;
+            continue;
+        }
+        if gap && !out.is_empty() {
+            out.push('_');
+        }
+        gap = false;
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// Percent-encodes what may not stand unescaped in an IRI path segment
+/// (keeps ASCII letters, digits and `-._~/:`).
+pub fn encode_iri_part(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes (the inverse of [`tool_iri`] and [`encode_iri_part`]).
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The last path segment or fragment of an IRI.
+pub fn local_name(iri: &str) -> &str {
+    iri.rsplit(['/', '#']).next().unwrap_or(iri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_join_words_with_underscores_like_the_seeds() {
+        assert_eq!(slug("Field Service"), "field_service");
+        assert_eq!(slug("  stripe--connect  "), "stripe_connect");
+        assert_eq!(slug("Café au lait"), "caf%C3%A9_au_lait");
+        assert_eq!(slug("?!"), "");
+        assert_eq!(
+            mint(DOMAIN, "Org data").as_deref(),
+            Some("https://toolgraph.dev/domain/org_data")
+        );
+        assert_eq!(mint(DOMAIN, "--"), None);
+    }
+
+    #[test]
+    fn tool_iris_round_trip_any_id() {
+        for id in ["airline_seat_reserve", "a b/c#d", "weather%", "Über.tool~1"] {
+            assert_eq!(tool_id(&tool_iri(id)).as_deref(), Some(id));
+        }
+        assert_eq!(tool_id("https://example.com/x"), None);
     }
 }

@@ -5,7 +5,10 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use toolgraph::{Extractor, LexEntry, Lexicon, TermKind, ToolDescriptor, build_constellation as build, iri};
+use toolgraph::constellation::build;
+use toolgraph::extract::{Extractor, Lexicon};
+use toolgraph::model::{LexEntry, TermKind, ToolDescriptor};
+use toolgraph::vocab as iri;
 
 fn extractor() -> &'static Extractor {
     static X: OnceLock<Extractor> = OnceLock::new();

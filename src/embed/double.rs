@@ -77,10 +77,10 @@ impl Embedder for HashEmbedder {
     fn model_id(&self) -> &str {
         &self.model_id
     }
-    fn embed_query(&self, text: &str) -> crate::Result<Vec<f32>> {
+    fn embed_query(&self, text: &str) -> crate::error::Result<Vec<f32>> {
         Ok(self.embed(text))
     }
-    fn embed_documents(&self, texts: &[String]) -> crate::Result<Vec<Vec<f32>>> {
+    fn embed_documents(&self, texts: &[String]) -> crate::error::Result<Vec<Vec<f32>>> {
         Ok(texts.iter().map(|t| self.embed(t)).collect())
     }
 }

@@ -11,7 +11,7 @@ use fastembed::{
 use sha2::{Digest, Sha256};
 
 use super::{Embedder, MODEL_DIR_NAME, normalize};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// ONNX Runtime shared library, copied from the `onnxruntime` wheel.
 const ORT_LIB: &str = "libonnxruntime.so";

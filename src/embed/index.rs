@@ -71,7 +71,7 @@ impl VectorIndex {
         self.row(row)
     }
 
-    fn row(&self, row: usize) -> Option<&[f32]> {
+    pub(crate) fn row(&self, row: usize) -> Option<&[f32]> {
         let start = row.checked_mul(self.dim)?;
         self.data.get(start..start.checked_add(self.dim)?)
     }

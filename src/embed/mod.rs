@@ -6,7 +6,7 @@
 //! What text is embedded for a tool is decided in one place:
 //! [`embedding_text`].
 
-#![allow(clippy::result_large_err)] // crate::Error carries a Location; errors are cold
+#![allow(clippy::result_large_err)] // crate::error::Error carries a Location; errors are cold
 
 mod double;
 mod fastembed;
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub use index::VectorIndex;
-pub use store::{IndexHealth, SyncReport, index_health, sync_index};
+pub use store::{IndexHealth, SyncReport, Vectors, index_health, sync_index, sync_vectors};
 pub use text::embedding_text;
 
 /// Name of the model directory under `~/.cache/toolgraph/models/`.
@@ -35,9 +35,9 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     /// Identifies the model and its weights (e.g. `all-MiniLM-L6-v2-int8@8199be6f`).
     fn model_id(&self) -> &str;
     /// Embeds one search request.
-    fn embed_query(&self, text: &str) -> crate::Result<Vec<f32>>;
+    fn embed_query(&self, text: &str) -> crate::error::Result<Vec<f32>>;
     /// Embeds many documents, in order; batches internally.
-    fn embed_documents(&self, texts: &[String]) -> crate::Result<Vec<Vec<f32>>>;
+    fn embed_documents(&self, texts: &[String]) -> crate::error::Result<Vec<Vec<f32>>>;
 }
 
 /// Where the setup script installs the model: `$TOOLGRAPH_MODEL_DIR`, else

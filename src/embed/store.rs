@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{Embedder, VectorIndex, embedding_text};
-use crate::{Error, Result, Tool};
+use crate::error::{Error, Result};
+use crate::model::Tool;
 
 const BIN: &str = "vectors.bin";
 const META: &str = "vectors.json";
@@ -225,7 +226,7 @@ fn persist(dir: &Path, index: &VectorIndex, model_id: &str, hashes: &[String]) -
             .collect(),
     };
     let json = serde_json::to_vec(&meta)
-        .map_err(|e| Error::Invalid(format!("cannot serialise {META}: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot serialise {META}: {e}")))?;
     // The binary first: a crash between the two renames leaves a checksum
     // mismatch, which the next sync treats as absent.
     write_atomic(dir, BIN, &bin)?;
@@ -255,22 +256,89 @@ fn progress_bar(enabled: bool, len: usize) -> indicatif::ProgressBar {
     bar
 }
 
-/// Brings the vector index in line with `tools` and returns it.
-///
-/// With `dir`, vectors persisted there are reused for every tool whose
-/// [`embedding_text`] hash is unchanged; only new or changed tools are
-/// embedded (batches of 32), vectors of tools no longer listed are dropped,
-/// and everything is re-embedded when the stored model id differs. The result
-/// is written back atomically when anything changed. Corrupt or truncated
-/// files are treated as absent (with a warning). With `dir` `None`, every tool
-/// is embedded in memory. Rows follow the order of `tools`; a repeated id
-/// keeps its first occurrence.
+/// An index with the content hash of every row and the model that built
+/// it: what the next sync reuses without reading anything from disk.
+#[derive(Debug, Clone, Default)]
+pub struct Vectors {
+    pub index: VectorIndex,
+    /// sha256 of each row's [`embedding_text`], in row order.
+    pub hashes: Vec<String>,
+    pub model_id: String,
+}
+
+/// Where reusable vectors come from: the previous snapshot, or the disk.
+enum Reuse<'a> {
+    Memory(&'a Vectors),
+    Disk(Stored),
+}
+
+impl Reuse<'_> {
+    fn model_id(&self) -> &str {
+        match self {
+            Reuse::Memory(v) => &v.model_id,
+            Reuse::Disk(s) => &s.meta.model_id,
+        }
+    }
+    fn dim(&self) -> usize {
+        match self {
+            Reuse::Memory(v) => v.index.dim(),
+            Reuse::Disk(s) => s.meta.dim,
+        }
+    }
+    /// Row id and content hash, in stored order.
+    fn entries(&self) -> Vec<(&str, &str)> {
+        match self {
+            Reuse::Memory(v) => v
+                .index
+                .ids()
+                .iter()
+                .zip(&v.hashes)
+                .map(|(id, h)| (id.as_str(), h.as_str()))
+                .collect(),
+            Reuse::Disk(s) => s
+                .meta
+                .tools
+                .iter()
+                .map(|e| (e.id.as_str(), e.hash.as_str()))
+                .collect(),
+        }
+    }
+    fn row(&self, i: usize) -> Option<&[f32]> {
+        match self {
+            Reuse::Memory(v) => v.index.row(i),
+            Reuse::Disk(s) => s.row(i),
+        }
+    }
+}
+
+/// Brings the vector index in line with `tools` and returns it (see
+/// [`sync_vectors`]; this form starts from the disk only).
 pub fn sync_index(
     dir: Option<&Path>,
     tools: &[Tool],
     embedder: &dyn Embedder,
     progress: bool,
 ) -> Result<(VectorIndex, SyncReport)> {
+    sync_vectors(None, dir, tools, embedder, progress).map(|(v, r)| (v.index, r))
+}
+
+/// Brings the vectors in line with `tools` and returns them.
+///
+/// Vectors of `previous` (the last snapshot's), else those persisted in
+/// `dir`, are reused for every tool whose [`embedding_text`] hash is
+/// unchanged; only new or changed tools are embedded (batches of 32),
+/// vectors of tools no longer listed are dropped, and everything is
+/// re-embedded when the model id differs. With `dir`, the result is written
+/// back atomically when anything changed. Corrupt or truncated files are
+/// treated as absent (with a warning). Rows follow the order of `tools`; a
+/// repeated id keeps its first occurrence.
+pub fn sync_vectors(
+    previous: Option<&Vectors>,
+    dir: Option<&Path>,
+    tools: &[Tool],
+    embedder: &dyn Embedder,
+    progress: bool,
+) -> Result<(Vectors, SyncReport)> {
     let model_id = embedder.model_id().to_string();
     let dim = embedder.dim();
 
@@ -288,34 +356,30 @@ pub fn sync_index(
         .collect();
     let hashes: Vec<String> = wanted.iter().map(|(_, text)| content_hash(text)).collect();
 
-    let stored = dir
-        .and_then(load_or_warn)
-        .filter(|s| s.meta.model_id == model_id && s.meta.dim == dim);
-    let full_reindex = stored.is_none();
-    let stored_rows: HashMap<&str, (usize, &str)> = stored
-        .as_ref()
-        .map(|s| {
-            s.meta
-                .tools
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.id.as_str(), (i, e.hash.as_str())))
-                .collect()
-        })
-        .unwrap_or_default();
+    let reuse = previous
+        .map(Reuse::Memory)
+        .or_else(|| dir.and_then(load_or_warn).map(Reuse::Disk))
+        .filter(|r| r.model_id() == model_id && r.dim() == dim);
+    let full_reindex = reuse.is_none();
+    let entries = reuse.as_ref().map(Reuse::entries).unwrap_or_default();
+    let stored_rows: HashMap<&str, (usize, &str)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (id, hash))| (*id, (i, *hash)))
+        .collect();
 
     // Which tools can keep their vector, which need one.
-    let mut reuse: Vec<Option<&[f32]>> = Vec::with_capacity(wanted.len());
+    let mut kept: Vec<Option<&[f32]>> = Vec::with_capacity(wanted.len());
     let mut to_embed: Vec<usize> = Vec::new();
     for (i, ((id, _), hash)) in wanted.iter().zip(&hashes).enumerate() {
-        let kept = stored.as_ref().and_then(|s| {
+        let row = reuse.as_ref().and_then(|r| {
             let (row, h) = stored_rows.get(id)?;
-            (*h == hash.as_str()).then(|| s.row(*row)).flatten()
+            (*h == hash.as_str()).then(|| r.row(*row)).flatten()
         });
-        if kept.is_none() {
+        if row.is_none() {
             to_embed.push(i);
         }
-        reuse.push(kept);
+        kept.push(row);
     }
     let wanted_ids: HashSet<&str> = wanted.iter().map(|(id, _)| *id).collect();
     let dropped = stored_rows
@@ -353,8 +417,8 @@ pub fn sync_index(
     bar.finish_and_clear();
 
     let mut index = VectorIndex::new(dim);
-    for (i, ((id, _), kept)) in wanted.iter().zip(&reuse).enumerate() {
-        let v = match (kept, fresh.get(&i)) {
+    for (i, ((id, _), row)) in wanted.iter().zip(&kept).enumerate() {
+        let v = match (row, fresh.get(&i)) {
             (Some(v), _) => *v,
             (None, Some(v)) => v.as_slice(),
             (None, None) => {
@@ -374,19 +438,22 @@ pub fn sync_index(
     };
 
     if let Some(dir) = dir {
-        let same_order = stored.as_ref().is_some_and(|s| {
-            s.meta.tools.len() == index.len()
-                && s.meta
-                    .tools
-                    .iter()
-                    .zip(index.ids())
-                    .all(|(e, id)| &e.id == id)
-        });
+        let same_order = entries.len() == index.len()
+            && entries.iter().zip(index.ids()).all(|((e, _), id)| e == id);
         if !(same_order && report.embedded == 0 && report.dropped == 0) {
             persist(dir, &index, &model_id, &hashes)?;
         }
     }
-    Ok((index, report))
+    drop(entries);
+    drop(reuse);
+    Ok((
+        Vectors {
+            index,
+            hashes,
+            model_id,
+        },
+        report,
+    ))
 }
 
 /// Compares the index persisted in `dir` with `tools` without embedding
@@ -427,7 +494,7 @@ pub fn index_health(dir: &Path, tools: &[Tool], model_id: &str) -> Result<IndexH
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::HashEmbedder;
+    use crate::embed::HashEmbedder;
 
     fn tools(n: usize) -> Vec<Tool> {
         (0..n)

@@ -1,6 +1,6 @@
 //! The one recipe for the text a tool is embedded as.
 
-use crate::Tool;
+use crate::model::Tool;
 
 /// How much of a tool's model description is embedded. Measured with dense
 /// retrieval on MetaTool (2,000 queries, the only dev set that has model
@@ -101,7 +101,7 @@ pub(crate) fn split_identifier(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Link, Param, Provenance};
+    use crate::model::{Link, Param, Provenance};
 
     #[test]
     fn splits_snake_camel_and_acronyms() {

@@ -7,8 +7,8 @@
 //! whether it is right.
 
 use super::{load_queries, sample};
-use crate::Result;
 use crate::engine::{Embeddings, SearchRequest};
+use crate::error::Result;
 use crate::rank::{Calibration, CalibrationReport, fit_calibration};
 use std::path::Path;
 
@@ -61,7 +61,7 @@ pub fn calibrate(
 }
 
 fn calibration_samples(
-    engine: &crate::Engine,
+    engine: &crate::engine::Engine,
     queries: &[super::EvalQuery],
     with_candidates: bool,
     samples: &mut Vec<([f32; 5], bool)>,
@@ -77,10 +77,10 @@ fn calibration_samples(
             } else {
                 None
             },
-            query_vector: vectors.as_ref().and_then(|v| v.get(i).cloned()),
             ..SearchRequest::default()
         };
-        let resp = engine.search(&req)?;
+        let vector = vectors.as_ref().and_then(|v| v.get(i).cloned());
+        let resp = engine.search_with(&req, vector)?;
         let Some(top) = resp.matches.first() else {
             continue;
         };

@@ -33,12 +33,14 @@
 //! reported as tag `ALL` in tables and regressions.
 
 mod calibrate;
+mod gate;
 mod metrics;
 mod plot;
 mod report;
 mod run;
 
 pub use calibrate::calibrate;
+pub use gate::{gate, read_reports};
 pub use run::{RunSpec, Setting, dataset_name, dump_features, engine_for, run_on};
 
 use std::collections::BTreeMap;
@@ -76,9 +78,9 @@ pub struct EvalQuery {
 
 /// Loads a JSONL query file; blank lines are skipped. Errors name
 /// `file:line:column` and the JSON path of the bad field.
-// crate::Error's size is shared crate-wide; boxing it is a crate decision
+// crate::error::Error's size is shared crate-wide; boxing it is a crate decision
 #[allow(clippy::result_large_err)]
-pub fn load_queries(path: &Path) -> crate::Result<Vec<EvalQuery>> {
+pub fn load_queries(path: &Path) -> crate::error::Result<Vec<EvalQuery>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let file = path.display().to_string();
     let mut out = Vec::new();

@@ -22,9 +22,9 @@ const PALETTE: [RGBColor; 8] = [
 /// Writes a grouped bar chart of `metric` (any [`super::Metrics::get`]
 /// name, e.g. `top1` or `ndcg10`) to `path` as SVG: one group per
 /// dataset/setting, one bar per mode, value labels on the bars.
-// crate::Error's size is shared crate-wide; boxing it is a crate decision
+// crate::error::Error's size is shared crate-wide; boxing it is a crate decision
 #[allow(clippy::result_large_err)]
-pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::Result<()> {
+pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::error::Result<()> {
     let mut groups: Vec<String> = Vec::new();
     let mut modes: Vec<String> = Vec::new();
     for r in reports {
@@ -37,7 +37,7 @@ pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::Result<
         }
     }
     if groups.is_empty() {
-        return Err(Error::Invalid("plot: no reports".into()));
+        return Err(Error::invalid("plot: no reports"));
     }
     let values: Vec<(usize, usize, f64)> = reports
         .iter()
@@ -54,7 +54,7 @@ pub fn plot_svg(reports: &[Report], metric: &str, path: &Path) -> crate::Result<
         .map(|v| v.2)
         .fold(1.0f64, f64::max)
         .max(f64::MIN_POSITIVE);
-    let err = |e: &dyn std::fmt::Display| Error::Invalid(format!("plot {}: {e}", path.display()));
+    let err = |e: &dyn std::fmt::Display| Error::invalid(format!("plot {}: {e}", path.display()));
     let width = (160 * groups.len() as u32 * modes.len().max(1) as u32 / 2).clamp(640, 2400);
     let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;

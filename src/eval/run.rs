@@ -4,9 +4,9 @@
 
 use super::{EvalOptions, EvalQuery, Ranked, Report, evaluate};
 use crate::engine::{Embeddings, Engine, EngineOptions, SearchRequest};
+use crate::error::{Error, Result};
 use crate::import::Format;
 use crate::rank::Mode;
-use crate::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -90,7 +90,7 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
         .collect();
     let queries: Vec<EvalQuery> = queries.into_iter().cloned().collect();
     if queries.is_empty() {
-        return Err(Error::Invalid(format!(
+        return Err(Error::invalid(format!(
             "{}: no queries for the {} setting",
             spec.dataset,
             spec.setting.as_str()
@@ -120,10 +120,9 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
                     Setting::Candidates => q.candidates.clone(),
                     Setting::Global => None,
                 },
-                query_vector: vectors.get(&q.id).cloned(),
                 ..SearchRequest::default()
             };
-            match engine.search(&req) {
+            match engine.search_with(&req, vectors.get(&q.id).cloned()) {
                 Ok(r) => Ranked {
                     ids: r.matches.into_iter().map(|m| m.id).collect(),
                     abstain: r.abstain,
@@ -177,10 +176,10 @@ pub fn dump_features(
                 Setting::Candidates => q.candidates.clone(),
                 Setting::Global => None,
             },
-            query_vector: vectors.as_ref().and_then(|v| v.get(i).cloned()),
             ..SearchRequest::default()
         };
-        let Ok(resp) = engine.search(&req) else {
+        let vector = vectors.as_ref().and_then(|v| v.get(i).cloned());
+        let Ok(resp) = engine.search_with(&req, vector) else {
             continue;
         };
         let m = &resp.matches;
@@ -218,7 +217,7 @@ pub fn dump_features(
             })
             .collect();
         let line = serde_json::json!({"id": q.id, "gold": q.gold, "tags": q.tags, "cands": cands});
-        writeln!(out, "{line}").map_err(|e| Error::Invalid(format!("writing features: {e}")))?;
+        writeln!(out, "{line}").map_err(|e| Error::invalid(format!("writing features: {e}")))?;
         written += 1;
     }
     Ok(written)

@@ -12,28 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::lemma::lemma;
 use super::tokens::{Caps, Token};
-
-/// What kind of ontology node a label names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum TermKind {
-    /// A `tg:Verb` (`verb:book`).
-    Verb,
-    /// A `tg:Entity` class (`ent:Flight`).
-    Entity,
-    /// A named `tg:Instance` of an entity class (`brand:southwest`).
-    Instance {
-        /// IRI of the instance's class (`ent:Airline`).
-        class: String,
-    },
-}
-
-/// One label (or synonym) of an ontology node.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct LexEntry {
-    pub label: String,
-    pub iri: String,
-    pub kind: TermKind,
-}
+use crate::model::{LexEntry, TermKind};
 
 #[derive(Debug)]
 pub(crate) struct Target {
@@ -146,6 +125,11 @@ impl Lexicon {
     }
 
     /// Number of distinct (node, label) entries.
+    /// Every entry, in the order given (duplicates dropped).
+    pub fn entries(&self) -> &[LexEntry] {
+        &self.entries
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

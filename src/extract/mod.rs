@@ -39,7 +39,6 @@
 
 mod lemma;
 mod lexicon;
-pub(crate) mod ontology;
 mod steps;
 pub(crate) mod tokens;
 mod values;
@@ -48,12 +47,12 @@ pub(crate) mod words;
 use std::sync::Arc;
 
 pub use lemma::lemma;
-pub use lexicon::{LexEntry, Lexicon, TermKind};
+pub use lexicon::Lexicon;
 pub use steps::steps;
 pub use tokens::split_identifier;
 
+use crate::model::{LexEntry, Mention, MentionKind, Resolved, TermKind};
 use crate::vocab::ent;
-use crate::{Mention, MentionKind, Resolved};
 use tokens::{Caps, Token};
 
 /// Default input limit: 64 KiB.

@@ -2,13 +2,15 @@
 //!
 //! The trait speaks domain terms (load, tools, candidates, constellation,
 //! validate), never query strings: the oxigraph backend runs the SPARQL in
-//! `queries/`, a Neo4j backend will run Cypher behind the same trait.
+//! `queries/`, a Neo4j backend will run Cypher behind the same trait. This
+//! module depends only on `model`, `vocab` and `error`.
 
 mod oxigraph;
 
 pub use self::oxigraph::OxigraphStore;
 
-use crate::{Result, Tool, Violation};
+use crate::error::Result;
+use crate::model::{Constellation, LexEntry, Tool, Violation};
 use serde::{Deserialize, Serialize};
 
 /// One unit of loading: a named source whose graphs are replaced as a whole.
@@ -24,7 +26,7 @@ pub enum SourceData {
     /// Curated Turtle (ontology, seeds).
     Turtle(String),
     /// Constellations built from a manifest (MCP, OpenAPI, JSONL).
-    Constellations(Vec<crate::Constellation>),
+    Constellations(Vec<Constellation>),
 }
 
 /// What a load did.
@@ -35,9 +37,6 @@ pub struct LoadReport {
     pub quads_after: usize,
     pub tools: usize,
 }
-
-/// A label entry for the extractor's lexicon.
-pub use crate::extract::LexEntry;
 
 /// How a request node reached a tool in the graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -121,13 +120,23 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn lexicon(&self) -> Result<Vec<LexEntry>>;
     /// Hierarchy, siblings and labels of ontology nodes.
     fn ontology(&self) -> Result<OntologyFacts>;
-    /// Graph paths from request nodes (verbs, entities, instances) to tools;
-    /// with `tools`, only to those tools (the caller's allowed set).
-    fn candidates(&self, nodes: &[String], tools: Option<&[String]>) -> Result<Vec<GraphHit>>;
+    /// Graph paths from request nodes (verbs, entities, instances) to every
+    /// tool they reach. The caller filters them to its scope by tool index:
+    /// an allowed set is never pasted into the query.
+    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>>;
     /// The constellation of one tool (by name or IRI) as N-Triples lines.
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>>;
     /// Runs every seed constraint; empty when the graph is valid.
     fn validate(&self) -> Result<Vec<Violation>>;
-    /// A read-only SPARQL query from a user. Updates are refused.
-    fn sparql(&self, query: &str) -> Result<SparqlOutput>;
+    /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
+    /// elsewhere. Not part of ranking: an operator's query language.
+    fn sparql(&self) -> Option<&dyn Sparql> {
+        None
+    }
+}
+
+/// A store that answers read-only SPARQL from users.
+pub trait Sparql {
+    /// Runs one query; updates are refused.
+    fn query(&self, query: &str) -> Result<SparqlOutput>;
 }

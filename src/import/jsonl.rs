@@ -17,7 +17,8 @@ use super::{
     NoRefs, check_unique, clean_name, clean_text, invalid_tool, kind, opt_str, parse_json,
     push_unique, schema_params, str_list,
 };
-use crate::{Location, Result, ToolDescriptor};
+use crate::error::{Location, Result};
+use crate::model::ToolDescriptor;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -147,7 +148,7 @@ fn descriptor(file: &str, line: u64, value: &Value) -> Result<ToolDescriptor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Error;
+    use crate::error::Error;
 
     #[test]
     fn parses_lines() {

@@ -5,7 +5,8 @@ use super::{
     NoRefs, at_pointer, check_unique, clean_name, clean_text, extension, invalid_tool, kind,
     opt_bool, opt_str, parse_json, push_unique, schema_params,
 };
-use crate::{Error, Result, ToolDescriptor};
+use crate::error::{Error, Result};
+use crate::model::ToolDescriptor;
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -12,14 +12,22 @@
 //! `{"dependsOn": [..], "integrations": [..], "tags": [..]}`; they become
 //! `depends_on`, `integrations` and extra `tags`.
 
-// `crate::Error` is shared and carries a `Location`; errors are the cold path.
+// `crate::error::Error` is shared and carries a `Location`; errors are the cold path.
 #![allow(clippy::result_large_err)]
 
+mod files;
 mod jsonl;
 mod mcp;
 mod openapi;
+mod schema;
+mod syntax;
 
-use crate::{Error, Location, Param, Result, ToolDescriptor};
+pub use files::{Input, bundled, collect_files, parse_input, read_files};
+use schema::{NoRefs, Resolver, schema_params, schema_type};
+use syntax::{parse_json, parse_yaml};
+
+use crate::error::{Error, Location, Result};
+use crate::model::ToolDescriptor;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
@@ -51,7 +59,7 @@ impl std::str::FromStr for Format {
             "mcp" => Ok(Format::Mcp),
             "openapi" => Ok(Format::OpenApi),
             "jsonl" => Ok(Format::Jsonl),
-            other => Err(Error::Invalid(format!(
+            other => Err(Error::invalid(format!(
                 "unknown manifest format `{other}` (expected turtle, mcp, openapi or jsonl)"
             ))),
         }
@@ -150,7 +158,7 @@ fn sniff_json(v: &Value) -> Option<Format> {
 pub fn parse_manifest(file: &str, content: &str, format: Format) -> Result<Vec<ToolDescriptor>> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     match format {
-        Format::Turtle => Err(Error::Invalid("turtle is loaded by the store".into())),
+        Format::Turtle => Err(Error::invalid("turtle is loaded by the store")),
         Format::Mcp => mcp::parse(file, content),
         Format::OpenApi => openapi::parse(file, content),
         Format::Jsonl => jsonl::parse(file, content),
@@ -211,128 +219,6 @@ fn at_pointer(file: &str, pointer: &str) -> Location {
         column: None,
         pointer: Some(pointer.to_string()),
     }
-}
-
-/// Parses JSON into a `Value`, turning syntax errors into `Error::Parse`
-/// with line, column and the JSON path where the error happened.
-/// `line_offset` shifts line numbers (JSONL lines are parsed one by one).
-fn parse_json(file: &str, content: &str, line_offset: u64) -> Result<Value> {
-    let mut de = serde_json::Deserializer::from_str(content);
-    let res: std::result::Result<Value, _> = serde_path_to_error::deserialize(&mut de);
-    let value = match res {
-        Ok(v) => v,
-        Err(e) => {
-            let pointer = path_to_pointer(e.path());
-            let inner = e.into_inner();
-            return Err(json_error(file, &inner, line_offset, pointer));
-        }
-    };
-    // Trailing characters after the value.
-    if let Err(e) = de.end() {
-        return Err(json_error(file, &e, line_offset, None));
-    }
-    Ok(value)
-}
-
-fn json_error(
-    file: &str,
-    e: &serde_json::Error,
-    line_offset: u64,
-    pointer: Option<String>,
-) -> Error {
-    let (line, col) = (e.line() as u64, e.column() as u64);
-    let mut message = e.to_string();
-    let suffix = format!(" at line {line} column {col}");
-    if let Some(stripped) = message.strip_suffix(&suffix) {
-        message = stripped.to_string();
-    }
-    Error::Parse {
-        location: Location {
-            file: file.to_string(),
-            line: (line > 0).then_some(line + line_offset),
-            column: (line > 0).then_some(col),
-            pointer,
-        },
-        message,
-    }
-}
-
-/// Parses YAML into a JSON `Value` (keys become strings), with line, column
-/// and path on errors.
-fn parse_yaml(file: &str, content: &str) -> Result<Value> {
-    check_flow_depth(file, content)?;
-    let de = serde_yaml_ng::Deserializer::from_str(content);
-    let res: std::result::Result<Value, _> = serde_path_to_error::deserialize(de);
-    res.map_err(|e| {
-        let pointer = path_to_pointer(e.path());
-        let inner = e.into_inner();
-        let loc = inner.location();
-        let mut message = inner.to_string();
-        if let Some(l) = &loc {
-            let suffix = format!(" at line {} column {}", l.line(), l.column());
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-            }
-        }
-        Error::Parse {
-            location: Location {
-                file: file.to_string(),
-                line: loc.as_ref().map(|l| l.line() as u64),
-                column: loc.as_ref().map(|l| l.column() as u64),
-                pointer,
-            },
-            message,
-        }
-    })
-}
-
-/// Deepest `[`/`{` nesting accepted in YAML (the YAML parser is quadratic in
-/// nesting depth; the deserializer gives up at 128 levels anyway).
-const MAX_FLOW_DEPTH: usize = 512;
-
-/// Rejects YAML whose flow collections nest absurdly deep, before parsing.
-/// Brackets inside quoted strings are counted too: a real document never
-/// comes near the limit.
-fn check_flow_depth(file: &str, content: &str) -> Result<()> {
-    let mut depth = 0usize;
-    for (i, line) in content.lines().enumerate() {
-        for (col, c) in line.chars().enumerate() {
-            match c {
-                '[' | '{' => {
-                    depth += 1;
-                    if depth > MAX_FLOW_DEPTH {
-                        return Err(Error::parse(
-                            file,
-                            Some(i as u64 + 1),
-                            Some(col as u64 + 1),
-                            format!("nesting deeper than {MAX_FLOW_DEPTH} levels"),
-                        ));
-                    }
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `tools[3].name` -> `/tools/3/name`; `None` at the root.
-fn path_to_pointer(path: &serde_path_to_error::Path) -> Option<String> {
-    use serde_path_to_error::Segment;
-    let mut out = String::new();
-    for seg in path.iter() {
-        let token = match seg {
-            Segment::Seq { index } => index.to_string(),
-            Segment::Map { key } => escape_pointer(key),
-            Segment::Enum { variant } => escape_pointer(variant),
-            // A key was being read when the error hit: nothing to name.
-            Segment::Unknown => continue,
-        };
-        out.push('/');
-        out.push_str(&token);
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 /// An optional string field: absent or null -> `None`; not a string -> error.
@@ -431,136 +317,6 @@ fn extension(v: Option<&Value>) -> Result<Extension, String> {
     }
 }
 
-/// Resolves `$ref`s in schemas; the identity for formats without references.
-trait Resolver {
-    /// Follows `$ref`s until a non-reference value; errors on dangling refs.
-    fn resolve<'a>(&'a self, v: &'a Value) -> Result<&'a Value, String>;
-}
-
-/// No `$ref` resolution (MCP, JSONL).
-struct NoRefs;
-
-impl Resolver for NoRefs {
-    fn resolve<'a>(&'a self, v: &'a Value) -> Result<&'a Value, String> {
-        Ok(v)
-    }
-}
-
-/// The type of a schema: `"string"`, `"string|integer"` for type arrays
-/// (`null` left out), `object`/`array` inferred from `properties`/`items`.
-fn schema_type(schema: &Value) -> Option<String> {
-    match schema.get("type") {
-        Some(Value::String(t)) => non_empty(clean_name(t)),
-        Some(Value::Array(ts)) => {
-            let names: Vec<&str> = ts
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            non_empty(clean_name(&names.join("|")))
-        }
-        _ => {
-            if schema.get("properties").is_some() || schema.get("allOf").is_some() {
-                Some("object".into())
-            } else if schema.get("items").is_some() {
-                Some("array".into())
-            } else if schema.get("enum").is_some() {
-                Some("enum".into())
-            } else {
-                None
-            }
-        }
-    }
-}
-
-/// Parameters from an object schema's `properties` and `required`
-/// (merging `allOf` members). `schema` must be an object (or `true`).
-/// Errors are messages; the caller adds the location.
-fn schema_params(schema: &Value, refs: &dyn Resolver, depth: usize) -> Result<Vec<Param>, String> {
-    schema_params_in(schema, refs, depth, &mut HashSet::new())
-}
-
-/// `schema_params` expanding each `$ref` at most once (`allOf` loops and
-/// diamonds stay linear).
-fn schema_params_in(
-    schema: &Value,
-    refs: &dyn Resolver,
-    depth: usize,
-    expanded: &mut HashSet<String>,
-) -> Result<Vec<Param>, String> {
-    if depth > 16 {
-        return Ok(Vec::new());
-    }
-    if let Some(Value::String(r)) = schema.get("$ref")
-        && !expanded.insert(r.clone())
-    {
-        return Ok(Vec::new());
-    }
-    let schema = refs.resolve(schema)?;
-    let obj = match schema {
-        Value::Object(o) => o,
-        Value::Bool(_) => return Ok(Vec::new()),
-        other => {
-            return Err(format!(
-                "parameter schema must be an object, found {}",
-                kind(other)
-            ));
-        }
-    };
-    let required: HashSet<&str> = match obj.get("required") {
-        Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
-        _ => HashSet::new(),
-    };
-    let mut params = Vec::new();
-    match obj.get("properties") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(props)) => {
-            for (name, prop) in props {
-                let prop = refs.resolve(prop)?;
-                let (description, ty) = match prop {
-                    Value::Object(p) => (
-                        p.get("description")
-                            .or_else(|| p.get("title"))
-                            .and_then(Value::as_str)
-                            .map(clean_text)
-                            .unwrap_or_default(),
-                        schema_type(prop),
-                    ),
-                    Value::Bool(_) => (String::new(), None),
-                    other => {
-                        return Err(format!(
-                            "schema of parameter `{name}` must be an object, found {}",
-                            kind(other)
-                        ));
-                    }
-                };
-                params.push(Param {
-                    name: clean_name(name),
-                    description,
-                    ty,
-                    required: required.contains(name.as_str()),
-                });
-            }
-        }
-        Some(other) => {
-            return Err(format!(
-                "`properties` must be an object, found {}",
-                kind(other)
-            ));
-        }
-    }
-    if let Some(Value::Array(all)) = obj.get("allOf") {
-        for member in all {
-            for p in schema_params_in(member, refs, depth + 1, expanded)? {
-                if !params.iter().any(|q| q.name == p.name) {
-                    params.push(p);
-                }
-            }
-        }
-    }
-    Ok(params)
-}
-
 /// Checks a tool's id is new in this file; `seen` collects ids.
 fn check_unique(
     seen: &mut HashSet<String>,
@@ -637,7 +393,7 @@ mod tests {
     #[test]
     fn turtle_is_refused() {
         let err = parse_manifest("a.ttl", "", Format::Turtle).unwrap_err();
-        assert!(matches!(err, Error::Invalid(_)));
+        assert!(matches!(err, Error::Invalid { .. }));
     }
 
     #[test]

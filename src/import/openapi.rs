@@ -5,7 +5,8 @@ use super::{
     invalid_tool, kind, opt_str, parse_json, parse_yaml, push_unique, schema_params, schema_type,
     str_list,
 };
-use crate::{Error, Param, Result, ToolDescriptor};
+use crate::error::{Error, Result};
+use crate::model::{Param, ToolDescriptor};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 

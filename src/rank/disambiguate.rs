@@ -23,7 +23,8 @@ pub struct Clarify {
     pub contenders: Vec<Contender>,
 }
 
-const MAX_CONTENDERS: usize = 4;
+/// At most this many close candidates are compared.
+pub(crate) const MAX_CONTENDERS: usize = 4;
 
 /// Facts of a tool that can tell it apart: entities it acts on (not weak
 /// mentions), its verbs and its domains.

@@ -1,10 +1,13 @@
 //! HTTP API (axum): the async shell around the sync engine. Engine calls
-//! run on the blocking pool; 5xx details are logged, not sent.
+//! run on the blocking pool; error statuses come from one table
+//! ([`error`]); 5xx details are logged, not sent.
 
-use crate::Error;
-use crate::engine::{Engine, ResolveRequest, SearchRequest};
+mod error;
+
+use crate::engine::{Engine, Resolution, ResolveRequest, SearchRequest, SearchResponse};
+use crate::error::Error;
+use crate::model::Tool;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -14,18 +17,12 @@ struct ApiError(Error);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, message) = match &self.0 {
-            Error::Invalid(_)
-            | Error::Parse { .. }
-            | Error::InvalidTool { .. }
-            | Error::Violations(_) => (StatusCode::BAD_REQUEST, self.0.to_string()),
-            other => {
-                tracing::error!("internal error: {other}");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal error".to_string(),
-                )
-            }
+        let (status, _code) = error::status_and_code(&self.0);
+        let message = if status.is_server_error() {
+            tracing::error!("internal error: {}", self.0);
+            "internal error".to_string()
+        } else {
+            self.0.to_string()
         };
         (status, Json(serde_json::json!({ "error": message }))).into_response()
     }
@@ -34,7 +31,7 @@ impl IntoResponse for ApiError {
 type Shared = Arc<Engine>;
 
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> crate::Result<T> + Send + 'static,
+    f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(ApiError),
@@ -47,31 +44,31 @@ async fn health(State(engine): State<Shared>) -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok", "tools": tools, "index": engine.last_sync() }))
 }
 
-async fn tools(State(engine): State<Shared>) -> Json<Vec<crate::Tool>> {
+async fn tools(State(engine): State<Shared>) -> Json<Vec<Tool>> {
     Json(engine.tools())
 }
 
 async fn tool(
     State(engine): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<crate::Tool>, ApiError> {
+) -> Result<Json<Tool>, ApiError> {
     engine
         .tool(&name)
         .map(Json)
-        .ok_or_else(|| ApiError(Error::Invalid(format!("no tool named `{name}`"))))
+        .ok_or_else(|| ApiError(Error::invalid(format!("no tool named `{name}`"))))
 }
 
 async fn search(
     State(engine): State<Shared>,
     Json(req): Json<SearchRequest>,
-) -> Result<Json<crate::SearchResponse>, ApiError> {
+) -> Result<Json<SearchResponse>, ApiError> {
     blocking(move || engine.search(&req)).await.map(Json)
 }
 
 async fn resolve(
     State(engine): State<Shared>,
     Json(req): Json<ResolveRequest>,
-) -> Result<Json<crate::Resolution>, ApiError> {
+) -> Result<Json<Resolution>, ApiError> {
     blocking(move || engine.resolve(&req)).await.map(Json)
 }
 
@@ -87,21 +84,21 @@ pub fn router(engine: Arc<Engine>) -> Router {
 }
 
 /// Serves the API on `addr` until Ctrl-C.
-pub fn serve(engine: Engine, addr: &str) -> crate::Result<()> {
+pub fn serve(engine: Engine, addr: &str) -> crate::error::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Store(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| Error::Unavailable(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|e| Error::Invalid(format!("cannot listen on {addr}: {e}")))?;
+            .map_err(|e| Error::invalid(format!("cannot listen on {addr}: {e}")))?;
         eprintln!("toolgraph serving on http://{addr} (POST /search, POST /resolve, GET /tools, GET /health)");
         axum::serve(listener, router(Arc::new(engine)))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await
-            .map_err(|e| Error::Store(format!("server failed: {e}")))
+            .map_err(|e| Error::Unavailable(format!("server failed: {e}")))
     })
 }

@@ -143,6 +143,41 @@ fn loaded_data_persists_for_a_new_process_and_a_bad_load_changes_nothing() {
 }
 
 #[test]
+fn tools_list_by_domain_and_by_source() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap();
+    assert!(
+        toolgraph(&["load", "ontology", "seeds", "--data", d, "--no-embed"])
+            .status
+            .success()
+    );
+    let list = |args: &[&str]| -> Vec<serde_json::Value> {
+        let mut all = vec!["tools", "--json", "--data", d];
+        all.extend_from_slice(args);
+        let o = toolgraph(&all);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let travel = list(&["--domain", "travel"]);
+    assert!(travel.len() >= 10, "{}", travel.len());
+    assert!(travel.iter().all(|t| {
+        t["domains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["iri"] == "https://toolgraph.dev/domain/travel")
+    }));
+    let from_file = list(&["--source", "seeds/travel.ttl"]);
+    assert!(!from_file.is_empty());
+    assert!(from_file.iter().all(|t| t["source"] == "seeds/travel.ttl"));
+    assert!(list(&["--domain", "no_such_domain"]).is_empty());
+}
+
+#[test]
 fn sparql_updates_are_refused() {
     let data = tempfile::tempdir().unwrap();
     let o = toolgraph(&[

@@ -1,7 +1,7 @@
 //! Shared fixtures for the integration tests.
 
 use std::path::{Path, PathBuf};
-use toolgraph::{GraphStore, OxigraphStore, Source, SourceData};
+use toolgraph::graph::{GraphStore, OxigraphStore, Source, SourceData};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -10,7 +10,8 @@ pub fn root() -> PathBuf {
 /// Every Turtle file under the bundled ontology/ and seeds/, as sources.
 pub fn turtle_sources(dirs: &[&str]) -> Vec<Source> {
     let mut files =
-        toolgraph::collect_files(&dirs.iter().map(|d| root().join(d)).collect::<Vec<_>>()).unwrap();
+        toolgraph::import::collect_files(&dirs.iter().map(|d| root().join(d)).collect::<Vec<_>>())
+            .unwrap();
     files.retain(|f| f.extension().is_some_and(|e| e == "ttl"));
     files.iter().map(|f| source(f)).collect()
 }

@@ -4,10 +4,11 @@
 
 use std::sync::OnceLock;
 
-use toolgraph::{
-    Embedder, Error, FastEmbedder, HashEmbedder, Param, Tool, VectorIndex, default_model_dir,
-    index_health, sync_index,
+use toolgraph::Error;
+use toolgraph::embed::{
+    Embedder, FastEmbedder, HashEmbedder, VectorIndex, default_model_dir, index_health, sync_index,
 };
+use toolgraph::model::{Param, Tool};
 
 /// The real model, loaded once for the whole test binary.
 fn model() -> &'static FastEmbedder {
@@ -249,4 +250,31 @@ fn broken_model_files_are_errors_not_panics() {
             other => panic!("{file}: expected Error::Model, got {other:?}"),
         }
     }
+}
+
+#[test]
+fn an_in_memory_engine_reuses_the_last_snapshots_vectors() {
+    use std::sync::Arc;
+    use toolgraph::{Embeddings, Engine, EngineOptions};
+    let root = crate::common::root();
+    let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
+        HashEmbedder::new(),
+    ))))
+    .unwrap();
+    let first = engine
+        .load_paths(&[root.join("ontology"), root.join("seeds")], None)
+        .unwrap();
+    let seeds = first.embeddings.unwrap();
+    assert!(seeds.embedded >= 150, "{seeds:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one.jsonl");
+    std::fs::write(
+        &one,
+        r#"{"id": "ferry_ticket_book", "name": "ferry_ticket_book", "description": "Book a ferry ticket"}"#,
+    )
+    .unwrap();
+    let next = engine.load_paths(&[one], None).unwrap().embeddings.unwrap();
+    assert_eq!(next.embedded, 1, "{next:?}");
+    assert_eq!(next.reused, seeds.total);
+    assert!(!next.full_reindex);
 }

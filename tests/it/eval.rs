@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use toolgraph::eval::{EvalOptions, EvalQuery, Ranked, Report, evaluate, load_queries};
-use toolgraph::{Bm25, tokenize};
+use toolgraph::lexical::{Bm25, tokenize};
 
 /// Allowed absolute difference to the README numbers.
 const TOL: f64 = 0.03;

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use toolgraph::{
-    Extractor, GraphStore, LexEntry, Lexicon, MentionKind, OxigraphStore, Param, ToolDescriptor,
-    build_constellation as build, iri,
-};
+use toolgraph::constellation::build;
+use toolgraph::extract::{Extractor, Lexicon};
+use toolgraph::graph::{GraphStore, OxigraphStore};
+use toolgraph::model::{LexEntry, MentionKind, Param, ToolDescriptor};
+use toolgraph::vocab as iri;
 
 use crate::common::{root, turtle_sources};
 
@@ -142,7 +143,7 @@ fn sealtools_tools_get_a_verb_and_an_entity() {
         if c.entities.iter().any(|l| !l.iri.starts_with(iri::TERM)) {
             ontology_entity += 1;
         }
-        assert_eq!(c.iri, toolgraph::tool_iri(&d.id));
+        assert_eq!(c.iri, toolgraph::vocab::tool_iri(&d.id));
     }
     let pct = |n: usize| 100.0 * n as f64 / tools.len() as f64;
     println!(

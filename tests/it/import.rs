@@ -2,7 +2,9 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use toolgraph::{Error, Format, ToolDescriptor, detect_format, parse_manifest};
+use toolgraph::Error;
+use toolgraph::import::{Format, detect_format, parse_manifest};
+use toolgraph::model::ToolDescriptor;
 
 fn fixture(rel: &str) -> (String, String) {
     let path = format!("{}/tests/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"));
@@ -203,7 +205,7 @@ fn datasets_parse_fully() {
     assert_eq!(required, ["side1", "side2", "side3"]);
 }
 
-fn location(err: &Error) -> &toolgraph::Location {
+fn location(err: &Error) -> &toolgraph::error::Location {
     match err {
         Error::Parse { location, .. } | Error::InvalidTool { location, .. } => location,
         other => panic!("unexpected error {other:?}"),
@@ -334,7 +336,7 @@ fn a_model_description_survives_the_store_and_reaches_the_embedded_text() {
         "Start the game in a moment in history."
     );
     assert!(by_name("plain").model_description.is_empty());
-    let text = toolgraph::embedding_text(timeport);
+    let text = toolgraph::embed::embedding_text(timeport);
     assert!(
         text.starts_with(
             "timeport\nPlay a time-travel game.\nStart the game in a moment in history."

@@ -4,9 +4,9 @@
 
 use crate::common::root;
 use std::sync::OnceLock;
+use toolgraph::rank::Mode;
 use toolgraph::{
-    Decision, Embeddings, Engine, EngineOptions, Mode, ResolveRequest, SearchRequest,
-    SearchResponse,
+    Decision, Embeddings, Engine, EngineOptions, ResolveRequest, SearchRequest, SearchResponse,
 };
 
 fn engine_with(embeddings: Embeddings) -> Engine {
@@ -20,7 +20,7 @@ fn engine_with(embeddings: Embeddings) -> Engine {
 /// The seeds with the real model (installed by scripts/setup.sh).
 pub fn real() -> &'static Engine {
     static E: OnceLock<Engine> = OnceLock::new();
-    E.get_or_init(|| engine_with(Embeddings::Model(toolgraph::default_model_dir())))
+    E.get_or_init(|| engine_with(Embeddings::Model(toolgraph::embed::default_model_dir())))
 }
 
 fn graph_only() -> &'static Engine {
@@ -144,7 +144,7 @@ fn make_reservation_look_alikes_resolve_from_context_and_explain_why() {
             top.details
                 .paths
                 .iter()
-                .any(|p| p.relation == toolgraph::Relation::Verb),
+                .any(|p| p.relation == toolgraph::graph::Relation::Verb),
             "verb path missing for {context:?}"
         );
         assert!(

@@ -47,7 +47,7 @@ fn http_search_resolve_tools_health_and_errors() {
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = toolgraph::router(Arc::new(engine));
+    let app = toolgraph::server::router(Arc::new(engine));
     runtime.spawn(async move { axum::serve(listener, app).await });
 
     let (status, v) = request(addr, "GET", "/health", "");

@@ -1,7 +1,10 @@
 //! The oxigraph store: loading, transactions, validation, every query.
 
 use crate::common::{root, seeded_store, source, turtle_sources};
-use toolgraph::{Error, GraphStore, OxigraphStore, Relation, Source, SourceData, SparqlOutput};
+use toolgraph::Error;
+use toolgraph::graph::{
+    GraphStore, OxigraphStore, Relation, Source, SourceData, Sparql, SparqlOutput,
+};
 
 #[test]
 fn bundled_ontology_and_seeds_load_and_validate_clean() {
@@ -30,7 +33,7 @@ fn bundled_ontology_and_seeds_load_and_validate_clean() {
     assert!(
         seat.verbs
             .iter()
-            .all(|v| v.provenance == toolgraph::Provenance::Curated)
+            .all(|v| v.provenance == toolgraph::model::Provenance::Curated)
     );
     let universal = tools.iter().find(|t| t.name == "query_org_data").unwrap();
     assert!(universal.universal && universal.read_only);
@@ -41,7 +44,7 @@ fn lexicon_and_ontology_queries_return_labels_hierarchy_and_siblings() {
     let store = seeded_store();
     let lexicon = store.lexicon().unwrap();
     assert!(lexicon.iter().any(|e| e.label == "Southwest"
-        && matches!(&e.kind, toolgraph::TermKind::Instance { class } if class.ends_with("/entity/Airline"))));
+        && matches!(&e.kind, toolgraph::model::TermKind::Instance { class } if class.ends_with("/entity/Airline"))));
     assert!(
         lexicon
             .iter()
@@ -72,17 +75,14 @@ fn lexicon_and_ontology_queries_return_labels_hierarchy_and_siblings() {
 #[test]
 fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
     let store = seeded_store();
-    let southwest = format!("{}Southwest", toolgraph::iri::BRAND);
-    let restaurant = format!("{}Restaurant", toolgraph::iri::ENT);
-    let reserve = format!("{}reserve", toolgraph::iri::VERB);
+    let southwest = format!("{}Southwest", toolgraph::vocab::BRAND);
+    let restaurant = format!("{}Restaurant", toolgraph::vocab::ENT);
+    let reserve = format!("{}reserve", toolgraph::vocab::VERB);
     let hits = store
-        .candidates(
-            &[southwest.clone(), restaurant.clone(), reserve.clone()],
-            None,
-        )
+        .candidates(&[southwest.clone(), restaurant.clone(), reserve.clone()])
         .unwrap();
-    let airline_tool = format!("{}airline_seat_reserve", toolgraph::iri::TOOL);
-    let table_tool = format!("{}restaurant_table_reserve", toolgraph::iri::TOOL);
+    let airline_tool = format!("{}airline_seat_reserve", toolgraph::vocab::TOOL);
+    let table_tool = format!("{}restaurant_table_reserve", toolgraph::vocab::TOOL);
     // brand -> instanceOf Airline <- actsOn
     assert!(hits.iter().any(|h| h.tool == airline_tool
         && h.node == southwest
@@ -102,30 +102,16 @@ fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
             && h.node == restaurant
             && h.relation == Relation::Sibling)
     );
-    // restricted to an allowed set, other tools never appear
-    let only = [table_tool.clone()];
-    let restricted = store
-        .candidates(
-            &[southwest.clone(), restaurant.clone(), reserve.clone()],
-            Some(&only),
-        )
-        .unwrap();
-    assert!(!restricted.is_empty());
-    assert!(restricted.iter().all(|h| h.tool == table_tool));
     // nothing bound, nothing found
-    assert!(store.candidates(&[], None).unwrap().is_empty());
+    assert!(store.candidates(&[]).unwrap().is_empty());
     // a value that is not an IRI is an error, not a query injection
-    assert!(
-        store
-            .candidates(&["> } DROP ALL #".to_string()], None)
-            .is_err()
-    );
+    assert!(store.candidates(&["> } DROP ALL #".to_string()]).is_err());
 }
 
 #[test]
 fn constellation_query_returns_the_tools_triples() {
     let store = seeded_store();
-    let iri = format!("{}restaurant_table_reserve", toolgraph::iri::TOOL);
+    let iri = format!("{}restaurant_table_reserve", toolgraph::vocab::TOOL);
     let lines = store.constellation(&iri).unwrap();
     assert!(
         lines
@@ -174,9 +160,9 @@ fn every_validation_rule_fires_on_its_fixture() {
 }
 
 fn answers(store: &OxigraphStore) -> Vec<String> {
-    let reserve = format!("{}reserve", toolgraph::iri::VERB);
+    let reserve = format!("{}reserve", toolgraph::vocab::VERB);
     let mut tools: Vec<String> = store
-        .candidates(&[reserve], None)
+        .candidates(&[reserve])
         .unwrap()
         .into_iter()
         .map(|h| h.tool)
@@ -238,15 +224,15 @@ fn reloading_a_source_replaces_it_instead_of_duplicating() {
 #[test]
 fn sparql_is_read_only_and_reports_errors() {
     let store = seeded_store();
-    let err = store.sparql("DELETE WHERE { ?s ?p ?o }").unwrap_err();
+    let err = store.query("DELETE WHERE { ?s ?p ?o }").unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
     let err = store
-        .sparql("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+        .query("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
         .unwrap_err();
     assert!(err.to_string().contains("refused"), "{err}");
-    assert!(store.sparql("SELECT * WHERE {").is_err());
+    assert!(store.query("SELECT * WHERE {").is_err());
     match store
-        .sparql("SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }")
+        .query("SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }")
         .unwrap()
     {
         SparqlOutput::Solutions { vars, rows } => {
@@ -256,7 +242,7 @@ fn sparql_is_read_only_and_reports_errors() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        store.sparql("ASK { ?s ?p ?o }").unwrap(),
+        store.query("ASK { ?s ?p ?o }").unwrap(),
         SparqlOutput::Boolean(true)
     ));
 }

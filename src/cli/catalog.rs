@@ -1,0 +1,242 @@
+//! Catalog commands: load, tools, constellation, sparql, validate, import, index, serve.
+
+use super::render;
+use super::{Global, print_json};
+use anyhow::{Result, bail};
+use clap::{Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use toolgraph::graph::{GraphStore, OxigraphStore, SparqlOutput};
+use toolgraph::import::{Format, bundled, collect_files};
+use toolgraph::{Embeddings, Engine, EngineOptions, ToolFilter};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Load the bundled ontology and seeds, then serve the HTTP API.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: String,
+        /// Extra files or directories to load before serving.
+        paths: Vec<PathBuf>,
+    },
+    /// Load Turtle, MCP tools/list JSON, OpenAPI or JSONL files (one transaction).
+    Load {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        format: Option<String>,
+    },
+    /// List the tools in the store.
+    Tools {
+        /// Only this domain (local name such as `travel`, label or IRI).
+        #[arg(long)]
+        domain: Option<String>,
+        /// Only the tools this source registered (as loaded, e.g. `seeds/travel.ttl`).
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one tool's constellation.
+    Constellation {
+        tool: String,
+        #[arg(long, value_enum, default_value = "turtle")]
+        format: ConstellationFormat,
+    },
+    /// Run a read-only SPARQL query (updates are refused).
+    Sparql { query: String },
+    /// Check Turtle syntax and the seed constraints.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Parse a manifest and print the constellations it would create.
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        format: Option<String>,
+        /// Print instead of loading.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Vector index health: count, model id, re-embedded on open.
+    Index {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum ConstellationFormat {
+    Turtle,
+    Json,
+    Dot,
+}
+
+fn parse_format(f: &Option<String>) -> Result<Option<Format>> {
+    Ok(f.as_deref().map(str::parse).transpose()?)
+}
+
+pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Serve { addr, paths } => {
+            let engine = g.open(true)?;
+            let mut all = vec![bundled("ontology"), bundled("seeds")];
+            all.extend(paths);
+            let outcome = engine.load_paths(&all, None)?;
+            eprintln!(
+                "loaded {} files: {} tools; {}",
+                outcome.files.len(),
+                outcome.store.tools,
+                render::sync_line(outcome.embeddings.as_ref())
+            );
+            toolgraph::server::serve(engine, &addr)?;
+        }
+        Command::Load { paths, format } => {
+            let engine = g.open(true)?;
+            let outcome = engine.load_paths(&paths, parse_format(&format)?)?;
+            println!(
+                "loaded {} file(s): {} -> {} quads, {} tools; {}",
+                outcome.files.len(),
+                outcome.store.quads_before,
+                outcome.store.quads_after,
+                outcome.store.tools,
+                render::sync_line(outcome.embeddings.as_ref())
+            );
+        }
+        Command::Tools {
+            domain,
+            source,
+            json,
+        } => {
+            let tools = g.open(false)?.tools_where(&ToolFilter { domain, source });
+            if json {
+                print_json(&tools)?;
+            } else {
+                for t in &tools {
+                    println!("{}", render::tool_line(t));
+                }
+                eprintln!("{} tools", tools.len());
+            }
+        }
+        Command::Constellation { tool, format } => {
+            let engine = g.open(false)?;
+            let Some(t) = engine.tool(&tool) else {
+                bail!("no tool named `{tool}` (see `toolgraph tools`)");
+            };
+            match format {
+                ConstellationFormat::Json => print_json(&t)?,
+                ConstellationFormat::Turtle => {
+                    for line in engine.store().constellation(&t.iri)? {
+                        println!("{line}");
+                    }
+                }
+                ConstellationFormat::Dot => println!("{}", render::constellation_dot(&t)),
+            }
+        }
+        Command::Sparql { query } => {
+            let engine = g.open(false)?;
+            let Some(sparql) = engine.store().sparql() else {
+                bail!("this store does not answer SPARQL");
+            };
+            match sparql.query(&query)? {
+                SparqlOutput::Boolean(b) => println!("{b}"),
+                SparqlOutput::Graph(lines) => lines.iter().for_each(|l| println!("{l}")),
+                SparqlOutput::Solutions { vars, rows } => {
+                    println!("{}", vars.join("\t"));
+                    for row in rows {
+                        let cells: Vec<String> =
+                            row.into_iter().map(|c| c.unwrap_or_default()).collect();
+                        println!("{}", cells.join("\t"));
+                    }
+                }
+            }
+        }
+        Command::Validate { paths } => return validate(&paths),
+        Command::Import {
+            file,
+            format,
+            dry_run,
+            json,
+        } => {
+            let engine = g.open(!dry_run)?;
+            let format = parse_format(&format)?;
+            if dry_run {
+                let sources = engine.prepare(std::slice::from_ref(&file), format)?;
+                let items = render::constellations_of(&sources);
+                if json {
+                    print_json(&items)?;
+                } else {
+                    for c in &items {
+                        println!("{}", render::constellation_summary(c));
+                    }
+                    eprintln!("{} tool(s) would be created", items.len());
+                }
+            } else {
+                let outcome = engine.load_paths(&[file], format)?;
+                println!(
+                    "imported: {} tools in the store; {}",
+                    outcome.store.tools,
+                    render::sync_line(outcome.embeddings.as_ref())
+                );
+            }
+        }
+        Command::Index { json } => {
+            // Read the index as stored, without re-embedding anything.
+            let engine = g.open(false)?;
+            let Some(data) = g.data_dir() else {
+                bail!("the vector index lives in the data dir; --memory has none");
+            };
+            let model = toolgraph::embed::FastEmbedder::load(&g.model_dir())?;
+            let health = toolgraph::embed::index_health(
+                &data.join("vectors"),
+                &engine.tools(),
+                toolgraph::embed::Embedder::model_id(&model),
+            )?;
+            if json {
+                print_json(&health)?;
+            } else {
+                println!(
+                    "vectors: {} (dim {}), model {}, stale {}",
+                    health.count, health.dim, health.model_id, health.stale
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
+    let files = collect_files(paths)?;
+    let engine = Engine::open(EngineOptions::memory(Embeddings::Off))?;
+    let sources = match engine.prepare(&files, None) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let scratch = OxigraphStore::memory()?;
+    if let Err(e) = scratch.load_unchecked(&sources) {
+        // Syntax errors print as `file:line:col: message`.
+        eprintln!("{e}");
+        return Ok(ExitCode::FAILURE);
+    }
+    let violations = scratch.validate()?;
+    if violations.is_empty() {
+        println!(
+            "ok: {} file(s), {} quads, {} tools, no violations",
+            files.len(),
+            scratch.len()?,
+            scratch.tools()?.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for v in &violations {
+        println!("{v}");
+    }
+    eprintln!("{} violation(s)", violations.len());
+    Ok(ExitCode::FAILURE)
+}

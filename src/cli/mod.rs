@@ -1,0 +1,123 @@
+//! The `toolgraph` command line: arguments, one module per command family
+//! (catalog, search, eval), rendering apart.
+
+mod catalog;
+mod eval;
+mod render;
+mod search;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use toolgraph::{Embeddings, Engine, EngineOptions};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "toolgraph",
+    version,
+    about = "Find and disambiguate the right tool for an AI planner"
+)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Global {
+    /// Store directory (RocksDB). Default: the user's data dir /toolgraph.
+    #[arg(long, global = true, env = "TOOLGRAPH_DATA")]
+    data: Option<PathBuf>,
+    /// Keep everything in memory (nothing is persisted).
+    #[arg(long, global = true)]
+    memory: bool,
+    /// Embedding model directory (installed by scripts/setup.sh).
+    #[arg(long, global = true, env = "TOOLGRAPH_MODEL_DIR")]
+    model_dir: Option<PathBuf>,
+    /// Run without the dense channel (no model needed).
+    #[arg(long, global = true)]
+    no_embed: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    #[command(flatten)]
+    Catalog(catalog::Command),
+    #[command(flatten)]
+    Search(search::Command),
+    #[command(flatten)]
+    Eval(eval::Command),
+}
+
+impl Global {
+    /// The store directory, unless `--memory`.
+    pub(crate) fn data_dir(&self) -> Option<PathBuf> {
+        if self.memory {
+            return None;
+        }
+        Some(self.data.clone().unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(std::env::temp_dir)
+                .join("toolgraph")
+        }))
+    }
+
+    pub(crate) fn model_dir(&self) -> PathBuf {
+        self.model_dir
+            .clone()
+            .unwrap_or_else(toolgraph::embed::default_model_dir)
+    }
+
+    /// The model, unless `--no-embed`.
+    pub(crate) fn embeddings(&self) -> Embeddings {
+        if self.no_embed {
+            Embeddings::Off
+        } else {
+            Embeddings::Model(self.model_dir())
+        }
+    }
+
+    /// Opens the engine on the store; with `embed`, with the model.
+    pub(crate) fn open(&self, embed: bool) -> Result<Engine> {
+        let embeddings = if embed {
+            self.embeddings()
+        } else {
+            Embeddings::Off
+        };
+        let mut opts = EngineOptions::memory(embeddings);
+        opts.data_dir = self.data_dir();
+        opts.progress = std::io::stderr().is_terminal();
+        Ok(Engine::open(opts)?)
+    }
+}
+
+/// Parses the arguments and runs the command; errors print one line per cause.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let g = &cli.global;
+    let result = match cli.command {
+        Command::Catalog(c) => catalog::run(g, c),
+        Command::Search(c) => search::run(g, c),
+        Command::Eval(c) => eval::run(g, c),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints a value as pretty JSON.
+pub(crate) fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}

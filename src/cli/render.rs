@@ -1,0 +1,170 @@
+//! Text renderings for the terminal: tools, constellations (text, DOT),
+//! matches, load reports.
+
+use toolgraph::SearchResponse;
+use toolgraph::embed::SyncReport;
+use toolgraph::graph::{Source, SourceData};
+use toolgraph::model::{Constellation, Link, Provenance, Tool};
+
+/// One line per tool: name, verbs, first entities, read-only.
+pub(crate) fn tool_line(t: &Tool) -> String {
+    let verbs: Vec<&str> = t.verbs.iter().map(|l| l.label.as_str()).collect();
+    let ents: Vec<&str> = t
+        .entities
+        .iter()
+        .take(4)
+        .map(|l| l.label.as_str())
+        .collect();
+    format!(
+        "{:<32} {:<12} {}{}",
+        t.name,
+        verbs.join(","),
+        ents.join(", "),
+        if t.read_only { "  (read-only)" } else { "" }
+    )
+}
+
+/// What an embedding sync did, in one line.
+pub(crate) fn sync_line(s: Option<&SyncReport>) -> String {
+    match s {
+        Some(s) => format!(
+            "vectors: {} ({} embedded, {} reused, {} dropped{}), model {}",
+            s.total,
+            s.embedded,
+            s.reused,
+            s.dropped,
+            if s.full_reindex {
+                ", full re-index"
+            } else {
+                ""
+            },
+            s.model_id
+        ),
+        None => "vectors: off".into(),
+    }
+}
+
+/// The constellations inside prepared sources (for `import --dry-run`).
+pub(crate) fn constellations_of(sources: &[Source]) -> Vec<Constellation> {
+    sources
+        .iter()
+        .filter_map(|s| match &s.data {
+            SourceData::Constellations(items) => Some(items.clone()),
+            SourceData::Turtle(_) => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// One line per constellation: name, verb, entities, domains.
+pub(crate) fn constellation_summary(c: &Constellation) -> String {
+    let labels = |links: &[Link]| {
+        links
+            .iter()
+            .map(|l| format!("{} ({:.2})", l.label, l.weight))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{}\n  verb: {}\n  entities: {}\n  domains: {}\n  read-only: {}{}",
+        c.descriptor.name,
+        labels(&c.verbs),
+        labels(&c.entities),
+        labels(&c.domains),
+        c.read_only,
+        if c.depends_on.is_empty() {
+            String::new()
+        } else {
+            format!("\n  depends on: {}", c.depends_on.join(", "))
+        }
+    )
+}
+
+/// A tool's constellation as a Graphviz digraph (extracted links dashed).
+pub(crate) fn constellation_dot(t: &Tool) -> String {
+    fn q(s: &str) -> String {
+        format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+    let mut out = format!(
+        "digraph constellation {{\n  rankdir=LR;\n  {} [shape=box, style=bold];\n",
+        q(&t.name)
+    );
+    let mut edge = |label: &str, target: &str, extracted: bool| {
+        out.push_str(&format!(
+            "  {} -> {} [label={}{}];\n",
+            q(&t.name),
+            q(target),
+            q(label),
+            if extracted { ", style=dashed" } else { "" }
+        ));
+    };
+    let links = [
+        ("performs", &t.verbs),
+        ("actsOn", &t.entities),
+        ("inDomain", &t.domains),
+    ];
+    for (label, links) in links {
+        for l in links {
+            edge(label, &l.label, l.provenance == Provenance::Extracted);
+        }
+    }
+    for l in &t.categories {
+        edge("inCategory", &l.label, false);
+    }
+    for i in &t.integrations {
+        edge("requiresIntegration", i, false);
+    }
+    for c in &t.channels {
+        edge("availableOnChannel", c, false);
+    }
+    for d in &t.depends_on {
+        edge("dependsOn", d, false);
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A search answer for the terminal; `explain` adds paths and decisions.
+pub(crate) fn matches(resp: &SearchResponse, explain: bool) -> String {
+    let mut out = String::new();
+    for (i, m) in resp.matches.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>2}. {:<32} score {:.3}  confidence {:.2}  [graph {:.2} dense {:.2} lexical {:.2}]{}\n",
+            i + 1,
+            m.tool,
+            m.score,
+            m.confidence,
+            m.details.graph,
+            m.details.dense,
+            m.details.lexical,
+            if m.details.exact_name {
+                "  exact name"
+            } else {
+                ""
+            }
+        ));
+        if explain {
+            if let Some(d) = &m.details.decided_by {
+                out.push_str(&format!("      decided: {d}\n"));
+            }
+            for p in &m.details.paths {
+                out.push_str(&format!("      {:+.2} {}\n", p.weight, p.explain));
+            }
+        }
+        if !m.prerequisites.is_empty() {
+            out.push_str(&format!("      first: {}\n", m.prerequisites.join(" -> ")));
+        }
+    }
+    if resp.ambiguous
+        && let Some(c) = &resp.clarify
+    {
+        out.push_str(&format!("ambiguous: {}\n", c.question));
+        for ct in &c.contenders {
+            out.push_str(&format!("  {}: {}\n", ct.tool, ct.facts.join(", ")));
+        }
+    }
+    if resp.abstain {
+        out.push_str("abstain: no tool fits confidently\n");
+    }
+    out
+}

@@ -1,0 +1,547 @@
+//! The default GraphStore: oxigraph, RocksDB on disk or in memory.
+//!
+//! Every source lives in its own named graphs: curated facts in
+//! `urn:toolgraph:source:<name>`, links the constellation builder derived in
+//! `urn:toolgraph:source:<name>#extracted`. Queries see the union of all
+//! graphs; the graph name is the provenance of each link.
+
+use super::{
+    GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, Source, SourceData, Sparql,
+};
+use crate::error::{Error, Result};
+use crate::model::{LexEntry, Link, Param, Provenance, TermKind, Tool, Violation};
+use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
+use oxigraph::model::NamedNode;
+use oxigraph::sparql::QueryResults;
+use oxigraph::store::{Store, Transaction};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+mod quads;
+mod sparql;
+
+use quads::{constellation_quads, parse_turtle};
+use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err};
+
+const Q_TOOLS: &str = include_str!("../../../queries/tools.rq");
+const Q_TOOL_LINKS: &str = include_str!("../../../queries/tool_links.rq");
+const Q_TOOL_PARAMS: &str = include_str!("../../../queries/tool_params.rq");
+const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
+const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
+const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
+const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
+const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
+
+/// The seed constraints, one violation query each (`queries/validate/*.rq`).
+pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
+    (
+        "tool_without_verb",
+        include_str!("../../../queries/validate/tool_without_verb.rq"),
+    ),
+    (
+        "tool_without_name",
+        include_str!("../../../queries/validate/tool_without_name.rq"),
+    ),
+    (
+        "tool_without_description",
+        include_str!("../../../queries/validate/tool_without_description.rq"),
+    ),
+    (
+        "undefined_verb",
+        include_str!("../../../queries/validate/undefined_verb.rq"),
+    ),
+    (
+        "undefined_entity",
+        include_str!("../../../queries/validate/undefined_entity.rq"),
+    ),
+    (
+        "undefined_dependency",
+        include_str!("../../../queries/validate/undefined_dependency.rq"),
+    ),
+    (
+        "dependency_cycle",
+        include_str!("../../../queries/validate/dependency_cycle.rq"),
+    ),
+    (
+        "duplicate_tool_name",
+        include_str!("../../../queries/validate/duplicate_tool_name.rq"),
+    ),
+    (
+        "label_missing",
+        include_str!("../../../queries/validate/label_missing.rq"),
+    ),
+    (
+        "broader_cycle",
+        include_str!("../../../queries/validate/broader_cycle.rq"),
+    ),
+    (
+        "instance_without_class",
+        include_str!("../../../queries/validate/instance_without_class.rq"),
+    ),
+    (
+        "undefined_profile_tool",
+        include_str!("../../../queries/validate/undefined_profile_tool.rq"),
+    ),
+];
+
+/// oxigraph-backed store.
+#[derive(Clone)]
+pub struct OxigraphStore {
+    store: Store,
+}
+
+impl std::fmt::Debug for OxigraphStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OxigraphStore").finish_non_exhaustive()
+    }
+}
+
+fn store_err(e: impl std::fmt::Display) -> Error {
+    Error::Store(e.to_string())
+}
+
+fn nn(iri: &str) -> Result<NamedNode> {
+    NamedNode::new(iri).map_err(|e| Error::invalid(format!("invalid IRI <{iri}>: {e}")))
+}
+
+/// The named graph holding a source's curated facts.
+pub(crate) fn source_graph(name: &str) -> String {
+    format!("{}{}", vocab::SOURCE, encode_iri_part(name))
+}
+
+/// The source name of a curated source graph (`None` for other graphs).
+fn source_name(graph: &str) -> Option<String> {
+    let encoded = graph.strip_prefix(vocab::SOURCE)?;
+    (!encoded.contains('#')).then(|| percent_decode(encoded))
+}
+
+fn extracted_graph(name: &str) -> String {
+    format!("{}#extracted", source_graph(name))
+}
+
+impl OxigraphStore {
+    /// An in-memory store (tests, the eval harness).
+    pub fn memory() -> Result<Self> {
+        Ok(Self {
+            store: Store::new().map_err(store_err)?,
+        })
+    }
+
+    /// A RocksDB store in `dir` (created if absent).
+    #[cfg(feature = "rocksdb")]
+    pub fn open(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let store = Store::open(dir).map_err(|e| {
+            Error::Store(format!("cannot open the store at {}: {e}", dir.display()))
+        })?;
+        Ok(Self { store })
+    }
+
+    /// Without the `rocksdb` feature there is no on-disk store.
+    #[cfg(not(feature = "rocksdb"))]
+    pub fn open(dir: &Path) -> Result<Self> {
+        Err(Error::Store(format!(
+            "cannot open {}: built without the `rocksdb` feature (use --memory)",
+            dir.display()
+        )))
+    }
+
+    fn select(&self, query: spargebra::Query) -> Result<Rows> {
+        collect_rows(
+            prepared(query)
+                .on_store(&self.store)
+                .execute()
+                .map_err(sparql_err)?,
+        )
+    }
+
+    fn select_fixed(&self, query: &str) -> Result<Rows> {
+        self.select(parse_fixed(query)?)
+    }
+
+    fn violations_in(transaction: &Transaction<'_>) -> Result<Vec<Violation>> {
+        let mut out = Vec::new();
+        for (rule, text) in VALIDATION_RULES {
+            let results = prepared(parse_fixed(text)?)
+                .on_transaction(transaction)
+                .execute()
+                .map_err(sparql_err)?;
+            for row in collect_rows(results)? {
+                out.push(Violation {
+                    rule: (*rule).to_string(),
+                    subject: row.get("subject").cloned().unwrap_or_default(),
+                    message: row.get("message").cloned().unwrap_or_default(),
+                });
+            }
+        }
+        out.sort_by(|a, b| (&a.subject, &a.rule).cmp(&(&b.subject, &b.rule)));
+        out.dedup();
+        Ok(out)
+    }
+}
+
+fn parse_bool(s: Option<&String>) -> Option<bool> {
+    s.map(|v| v == "true" || v == "1")
+}
+
+impl OxigraphStore {
+    fn load_inner(&self, sources: &[Source], check: bool) -> Result<LoadReport> {
+        // Parse everything before touching the store.
+        let mut parsed = Vec::with_capacity(sources.len());
+        for source in sources {
+            let quads = match &source.data {
+                SourceData::Turtle(text) => parse_turtle(&source.name, text)?,
+                SourceData::Constellations(items) => constellation_quads(&source.name, items)?,
+            };
+            parsed.push((source.name.as_str(), quads));
+        }
+        let quads_before = self.len()?;
+        let mut transaction = self.store.start_transaction().map_err(store_err)?;
+        for (name, quads) in &parsed {
+            for graph in [source_graph(name), extracted_graph(name)] {
+                transaction
+                    .remove_named_graph(&nn(&graph)?)
+                    .map_err(store_err)?;
+            }
+            transaction.extend(quads.iter());
+        }
+        let violations = if check {
+            Self::violations_in(&transaction)?
+        } else {
+            Vec::new()
+        };
+        if !violations.is_empty() {
+            // Dropping the transaction discards every change.
+            return Err(Error::Violations(violations));
+        }
+        transaction.commit().map_err(store_err)?;
+        #[cfg(feature = "rocksdb")]
+        self.store.flush().map_err(store_err)?;
+        Ok(LoadReport {
+            sources: sources.len(),
+            quads_before,
+            quads_after: self.len()?,
+            tools: self.select_fixed(Q_TOOLS)?.len(),
+        })
+    }
+}
+
+impl GraphStore for OxigraphStore {
+    fn load(&self, sources: &[Source]) -> Result<LoadReport> {
+        self.load_inner(sources, true)
+    }
+
+    fn load_unchecked(&self, sources: &[Source]) -> Result<LoadReport> {
+        self.load_inner(sources, false)
+    }
+
+    fn unload(&self, names: &[String]) -> Result<LoadReport> {
+        let quads_before = self.len()?;
+        let mut transaction = self.store.start_transaction().map_err(store_err)?;
+        for name in names {
+            for graph in [source_graph(name), extracted_graph(name)] {
+                transaction
+                    .remove_named_graph(&nn(&graph)?)
+                    .map_err(store_err)?;
+            }
+        }
+        transaction.commit().map_err(store_err)?;
+        Ok(LoadReport {
+            sources: names.len(),
+            quads_before,
+            quads_after: self.len()?,
+            tools: self.select_fixed(Q_TOOLS)?.len(),
+        })
+    }
+
+    fn len(&self) -> Result<usize> {
+        self.store.len().map_err(store_err)
+    }
+
+    fn tools(&self) -> Result<Vec<Tool>> {
+        let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
+        for row in self.select_fixed(Q_TOOLS)? {
+            let Some(iri) = row.get("tool") else { continue };
+            let name = row
+                .get("name")
+                .cloned()
+                .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
+            let id = vocab::tool_id(iri).unwrap_or_else(|| name.clone());
+            tools.insert(
+                iri.clone(),
+                Tool {
+                    iri: iri.clone(),
+                    id,
+                    name,
+                    description: row.get("description").cloned().unwrap_or_default(),
+                    model_description: row.get("modelDescription").cloned().unwrap_or_default(),
+                    read_only: parse_bool(row.get("readOnly")).unwrap_or(false),
+                    universal: parse_bool(row.get("universal")).unwrap_or(false),
+                    ..Tool::default()
+                },
+            );
+        }
+        for row in self.select_fixed(Q_TOOL_LINKS)? {
+            let (Some(tool), Some(rel), Some(target)) =
+                (row.get("tool"), row.get("rel"), row.get("target"))
+            else {
+                continue;
+            };
+            let Some(t) = tools.get_mut(tool) else {
+                continue;
+            };
+            let provenance = if row.get("g").is_some_and(|g| g.ends_with("#extracted")) {
+                Provenance::Extracted
+            } else {
+                Provenance::Curated
+            };
+            let label = row
+                .get("label")
+                .cloned()
+                .unwrap_or_else(|| local_name(target).to_string());
+            let link = Link {
+                iri: target.clone(),
+                label: label.clone(),
+                provenance,
+                weight: if provenance == Provenance::Curated {
+                    1.0
+                } else {
+                    0.8
+                },
+            };
+            let rel = rel.strip_prefix(vocab::TG).unwrap_or(rel);
+            match rel {
+                "performs" => t.verbs.push(link),
+                "primaryEntity" => {
+                    // Primary entities first, weighted highest.
+                    t.entities.retain(|l| l.iri != link.iri);
+                    t.entities.insert(
+                        0,
+                        Link {
+                            weight: link.weight.max(1.0),
+                            ..link
+                        },
+                    );
+                }
+                "actsOn" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                    t.entities.push(link);
+                }
+                "mentions" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                    t.entities.push(Link {
+                        weight: 0.4,
+                        ..link
+                    });
+                }
+                "inDomain" => t.domains.push(link),
+                "inCategory" => t.categories.push(link),
+                "requiresIntegration" => t.integrations.push(label),
+                "availableOnChannel" => t.channels.push(label),
+                "dependsOn" => t.depends_on.push(label),
+                _ => {}
+            }
+        }
+        let mut params: HashMap<String, Vec<Param>> = HashMap::new();
+        for row in self.select_fixed(Q_TOOL_PARAMS)? {
+            let (Some(tool), Some(name)) = (row.get("tool"), row.get("name")) else {
+                continue;
+            };
+            params.entry(tool.clone()).or_default().push(Param {
+                name: name.clone(),
+                description: row.get("description").cloned().unwrap_or_default(),
+                ty: row.get("type").cloned(),
+                required: parse_bool(row.get("required")).unwrap_or(false),
+            });
+        }
+        for row in self.select_fixed(Q_TOOL_SOURCES)? {
+            let (Some(tool), Some(g)) = (row.get("tool"), row.get("g")) else {
+                continue;
+            };
+            let (Some(t), Some(name)) = (tools.get_mut(tool), source_name(g)) else {
+                continue;
+            };
+            if t.source.is_empty() || name < t.source {
+                t.source = name;
+            }
+        }
+        let mut out: Vec<Tool> = tools.into_values().collect();
+        for t in &mut out {
+            if let Some(mut ps) = params.remove(&t.iri) {
+                ps.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
+                ps.dedup_by(|a, b| a.name == b.name);
+                t.params = ps;
+            }
+            t.verbs.dedup_by(|a, b| a.iri == b.iri);
+            t.domains.dedup_by(|a, b| a.iri == b.iri);
+            t.categories.dedup_by(|a, b| a.iri == b.iri);
+            t.depends_on.sort();
+            t.depends_on.dedup();
+            t.integrations.sort();
+            t.integrations.dedup();
+            t.channels.sort();
+            t.channels.dedup();
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name).then(a.iri.cmp(&b.iri)));
+        Ok(out)
+    }
+
+    fn lexicon(&self) -> Result<Vec<LexEntry>> {
+        let mut out = Vec::new();
+        for row in self.select_fixed(Q_LEXICON)? {
+            let (Some(iri), Some(label), Some(kind)) =
+                (row.get("node"), row.get("label"), row.get("kind"))
+            else {
+                continue;
+            };
+            let kind = match kind.as_str() {
+                "verb" => TermKind::Verb,
+                "entity" => TermKind::Entity,
+                _ => match row.get("class") {
+                    Some(class) => TermKind::Instance {
+                        class: class.clone(),
+                    },
+                    None => continue,
+                },
+            };
+            out.push(LexEntry {
+                label: label.clone(),
+                iri: iri.clone(),
+                kind,
+            });
+        }
+        out.sort_by(|a, b| (&a.iri, &a.label).cmp(&(&b.iri, &b.label)));
+        Ok(out)
+    }
+
+    fn ontology(&self) -> Result<OntologyFacts> {
+        let mut facts = OntologyFacts::default();
+        for row in self.select_fixed(Q_ONTOLOGY)? {
+            let (Some(kind), Some(a), Some(b)) = (row.get("kind"), row.get("a"), row.get("b"))
+            else {
+                continue;
+            };
+            let pair = (a.clone(), b.clone());
+            match kind.as_str() {
+                "broader" => facts.broader.push(pair),
+                "sibling" => facts.siblings.push(pair),
+                _ => facts.labels.push(pair),
+            }
+        }
+        facts.broader.sort();
+        facts.broader.dedup();
+        facts.siblings.sort();
+        facts.siblings.dedup();
+        facts.labels.sort();
+        facts.labels.dedup_by(|a, b| a.0 == b.0);
+        Ok(facts)
+    }
+
+    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>> {
+        if nodes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = bind_values(Q_CANDIDATES, "node", nodes)?;
+        let mut hits = Vec::new();
+        for row in self.select(query)? {
+            let (Some(node), Some(tool), Some(rel), Some(via)) = (
+                row.get("node"),
+                row.get("tool"),
+                row.get("rel"),
+                row.get("via"),
+            ) else {
+                continue;
+            };
+            let relation = match rel.as_str() {
+                "verb" => Relation::Verb,
+                "verb_broader" => Relation::VerbBroader,
+                "primary" => Relation::Primary,
+                "acts_on" => Relation::ActsOn,
+                "acts_on_broader" => Relation::ActsOnBroader,
+                "mentions" => Relation::Mentions,
+                "parameter" => Relation::Parameter,
+                "sibling" => Relation::Sibling,
+                _ => continue,
+            };
+            hits.push(GraphHit {
+                tool: tool.clone(),
+                node: node.clone(),
+                via: via.clone(),
+                relation,
+                hops: row.get("hops").and_then(|h| h.parse().ok()).unwrap_or(0),
+                extracted: row.get("g").is_some_and(|g| g.ends_with("#extracted")),
+            });
+        }
+        hits.sort_by(|a, b| {
+            (&a.tool, &a.node, a.relation, a.hops, &a.via)
+                .cmp(&(&b.tool, &b.node, b.relation, b.hops, &b.via))
+        });
+        hits.dedup();
+        Ok(hits)
+    }
+
+    fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {
+        let query = bind_values(Q_CONSTELLATION, "tool", &[tool_iri.to_string()])?;
+        let results = prepared(query)
+            .on_store(&self.store)
+            .execute()
+            .map_err(sparql_err)?;
+        let QueryResults::Graph(triples) = results else {
+            return Err(Error::Sparql("expected a CONSTRUCT query".into()));
+        };
+        let mut lines = Vec::new();
+        for t in triples {
+            lines.push(format!("{} .", t.map_err(sparql_err)?));
+        }
+        lines.sort();
+        lines.dedup();
+        Ok(lines)
+    }
+
+    fn validate(&self) -> Result<Vec<Violation>> {
+        let transaction = self.store.start_transaction().map_err(store_err)?;
+        Self::violations_in(&transaction)
+    }
+
+    fn sparql(&self) -> Option<&dyn Sparql> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexicon_reads_verbs_entities_and_instances() {
+        let ttl = r#"
+            @prefix tg: <https://toolgraph.dev/ns#> .
+            @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+            <https://toolgraph.dev/verb/book> a tg:Verb ; skos:prefLabel "book"@en ; skos:altLabel "reserve" .
+            <https://toolgraph.dev/entity/Airline> a tg:Entity ; skos:prefLabel "airline" .
+            <https://toolgraph.dev/brand/southwest> a tg:Instance ; tg:instanceOf <https://toolgraph.dev/entity/Airline> ;
+                skos:prefLabel "Southwest" .
+        "#;
+        let store = OxigraphStore::memory().unwrap();
+        store
+            .load_unchecked(&[Source {
+                name: "lexicon.ttl".into(),
+                data: SourceData::Turtle(ttl.into()),
+            }])
+            .unwrap();
+        let es = store.lexicon().unwrap();
+        let got: Vec<_> = es.iter().map(|e| (e.label.as_str(), &e.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "Southwest",
+                    &TermKind::Instance {
+                        class: crate::vocab::ENT.to_string() + "Airline"
+                    }
+                ),
+                ("airline", &TermKind::Entity),
+                ("book", &TermKind::Verb),
+                ("reserve", &TermKind::Verb),
+            ]
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! Reading: parsed queries with VALUES bound structurally, result rows,
+//! and the read-only SPARQL users send.
+
+use super::{OxigraphStore, nn};
+use crate::error::{Error, Result};
+use crate::graph::{Sparql, SparqlOutput};
+use oxigraph::model::Term;
+use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use spargebra::algebra::GraphPattern;
+use spargebra::term::GroundTerm;
+use std::collections::HashMap;
+
+pub(super) fn sparql_err(e: impl std::fmt::Display) -> Error {
+    Error::Sparql(e.to_string())
+}
+
+/// Wraps the innermost pattern of a parsed query in a join with a VALUES
+/// table, so request values are bound structurally, never pasted as text.
+pub(super) fn bind_values(query: &str, var: &str, iris: &[String]) -> Result<spargebra::Query> {
+    let mut parsed = spargebra::SparqlParser::new()
+        .parse_query(query)
+        .map_err(sparql_err)?;
+    let variable = spargebra::term::Variable::new(var).map_err(sparql_err)?;
+    let mut bindings = Vec::with_capacity(iris.len());
+    for iri in iris {
+        bindings.push(vec![Some(GroundTerm::NamedNode(nn(iri)?))]);
+    }
+    let values = GraphPattern::Values {
+        variables: vec![variable],
+        bindings,
+    };
+    let pattern = match &mut parsed {
+        spargebra::Query::Select { pattern, .. }
+        | spargebra::Query::Construct { pattern, .. }
+        | spargebra::Query::Describe { pattern, .. }
+        | spargebra::Query::Ask { pattern, .. } => pattern,
+    };
+    inject(pattern, values);
+    Ok(parsed)
+}
+
+/// Pushes the VALUES table down to where it binds: through solution
+/// modifiers, into every UNION branch, and under BIND/FILTER, so each branch
+/// starts from the bound nodes instead of scanning the whole graph.
+pub(super) fn inject(pattern: &mut GraphPattern, values: GraphPattern) {
+    match pattern {
+        GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Group { inner, .. }
+        | GraphPattern::Extend { inner, .. }
+        | GraphPattern::Filter { inner, .. } => inject(inner, values),
+        GraphPattern::Union { left, right } => {
+            inject(left, values.clone());
+            inject(right, values);
+        }
+        other => {
+            let right = std::mem::replace(other, GraphPattern::Bgp { patterns: vec![] });
+            *other = GraphPattern::Join {
+                left: Box::new(values),
+                right: Box::new(right),
+            };
+        }
+    }
+}
+
+pub(super) fn term_str(t: &Term) -> String {
+    match t {
+        Term::NamedNode(n) => n.as_str().to_string(),
+        Term::BlankNode(b) => format!("_:{}", b.as_str()),
+        Term::Literal(l) => l.value().to_string(),
+        #[allow(unreachable_patterns)]
+        other => other.to_string(),
+    }
+}
+
+pub(super) type Rows = Vec<HashMap<String, String>>;
+
+pub(super) fn collect_rows(results: QueryResults<'_>) -> Result<Rows> {
+    let QueryResults::Solutions(solutions) = results else {
+        return Err(Error::Sparql("expected a SELECT query".into()));
+    };
+    let mut rows = Vec::new();
+    for solution in solutions {
+        let solution = solution.map_err(sparql_err)?;
+        let mut row = HashMap::new();
+        for (var, term) in solution.iter() {
+            row.insert(var.as_str().to_string(), term_str(term));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+pub(super) fn prepared(query: spargebra::Query) -> oxigraph::sparql::PreparedSparqlQuery {
+    // Built without oxigraph's http-client feature: SERVICE calls fail
+    // instead of reaching the network.
+    let mut q = SparqlEvaluator::new().for_query(query);
+    q.dataset_mut().set_default_graph_as_union();
+    q
+}
+
+pub(super) fn parse_fixed(query: &str) -> Result<spargebra::Query> {
+    spargebra::SparqlParser::new()
+        .parse_query(query)
+        .map_err(sparql_err)
+}
+
+impl Sparql for OxigraphStore {
+    fn query(&self, query: &str) -> Result<SparqlOutput> {
+        let parsed = match spargebra::SparqlParser::new().parse_query(query) {
+            Ok(q) => q,
+            Err(e) => {
+                if spargebra::SparqlParser::new().parse_update(query).is_ok() {
+                    return Err(Error::invalid_field(
+                        "query",
+                        "refused: SPARQL updates are not allowed here (the sparql command is read-only; use `toolgraph load`)",
+                    ));
+                }
+                return Err(Error::invalid_field("query", e.to_string()));
+            }
+        };
+        match prepared(parsed)
+            .on_store(&self.store)
+            .execute()
+            .map_err(sparql_err)?
+        {
+            QueryResults::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
+            QueryResults::Graph(triples) => {
+                let mut lines = Vec::new();
+                for t in triples {
+                    lines.push(format!("{} .", t.map_err(sparql_err)?));
+                }
+                Ok(SparqlOutput::Graph(lines))
+            }
+            QueryResults::Solutions(solutions) => {
+                let vars: Vec<String> = solutions
+                    .variables()
+                    .iter()
+                    .map(|v| v.as_str().to_string())
+                    .collect();
+                let mut rows = Vec::new();
+                for solution in solutions {
+                    let solution = solution.map_err(sparql_err)?;
+                    rows.push(
+                        vars.iter()
+                            .map(|v| solution.get(v.as_str()).map(|t| t.to_string()))
+                            .collect(),
+                    );
+                }
+                Ok(SparqlOutput::Solutions { vars, rows })
+            }
+        }
+    }
+}

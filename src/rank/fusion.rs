@@ -1,0 +1,213 @@
+//! Fusion: the channel scores of one query text (the whole request or one
+//! of its steps) turned into one score per tool, and the orders ranking uses.
+
+use super::channels::GraphScores;
+use super::{Mode, RankConfig, ScoreDetails, Scored};
+use crate::scope::Scope;
+use std::cmp::Ordering;
+
+/// Bonus that puts a tool the request names exactly above everything else.
+const EXACT_NAME_BONUS: f32 = 10.0;
+
+/// The channel scores of one query text.
+#[derive(Debug)]
+pub(crate) struct Channels {
+    pub graph: GraphScores,
+    /// Cosine per tool index (`None` when the dense channel is off).
+    pub dense: Option<Vec<f32>>,
+    /// BM25 per tool index (empty when not computed).
+    pub bm25: Vec<f32>,
+    /// The best BM25 in scope; lexical scores are divided by it.
+    pub max_bm25: f32,
+    /// How much the lexical channel is trusted for this text, in [0, 1].
+    pub lexical_trust: f32,
+}
+
+impl Channels {
+    /// Channel scores over `scope` (the best BM25 is taken in scope only).
+    pub fn new(
+        graph: GraphScores,
+        dense: Option<Vec<f32>>,
+        bm25: Vec<f32>,
+        scope: &Scope,
+        cfg: &RankConfig,
+    ) -> Self {
+        let max_bm25 = scope
+            .iter()
+            .filter_map(|i| bm25.get(i).copied())
+            .fold(0.0_f32, f32::max);
+        let lexical_trust = if max_bm25 > 0.0 {
+            (max_bm25 / (max_bm25 + cfg.lexical_trust_k.max(1e-3))).powf(cfg.lexical_trust_power)
+        } else {
+            0.0
+        };
+        Self {
+            graph,
+            dense,
+            bm25,
+            max_bm25,
+            lexical_trust,
+        }
+    }
+
+    fn bm25(&self, idx: usize) -> f32 {
+        self.bm25.get(idx).copied().unwrap_or(0.0)
+    }
+
+    fn lexical(&self, idx: usize) -> f32 {
+        if self.max_bm25 > 0.0 {
+            self.bm25(idx) / self.max_bm25
+        } else {
+            0.0
+        }
+    }
+
+    /// The fused score of one tool; `exact`: the request names it.
+    pub fn fused(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> f32 {
+        let graph = self.graph.get(&idx);
+        let graph_score = graph.map_or(0.0, |g| g.score);
+        let dense = self
+            .dense
+            .as_ref()
+            .and_then(|d| d.get(idx).copied())
+            .unwrap_or(0.0);
+        let mut fused = match mode {
+            Mode::Joint => {
+                cfg.w_graph * graph_score
+                    + cfg.w_dense * dense
+                    + cfg.w_lexical * self.lexical_trust * self.lexical(idx)
+            }
+            Mode::Graph => graph_score,
+            Mode::Dense => dense,
+            Mode::Lexical => self.lexical(idx),
+        };
+        if mode == Mode::Joint && graph.is_some_and(|g| g.stated_verb) {
+            fused += cfg.w_stated_verb;
+        }
+        if is_exact(mode, cfg, exact) {
+            fused += EXACT_NAME_BONUS;
+        }
+        fused
+    }
+
+    /// Everything behind one tool's score, for its explanation.
+    pub fn details(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> ScoreDetails {
+        let graph = self.graph.get(&idx);
+        ScoreDetails {
+            graph: graph.map_or(0.0, |g| g.score),
+            dense: self
+                .dense
+                .as_ref()
+                .and_then(|d| d.get(idx).copied())
+                .unwrap_or(0.0),
+            lexical: self.lexical(idx),
+            bm25: self.bm25(idx),
+            lexical_trust: self.lexical_trust,
+            exact_name: is_exact(mode, cfg, exact),
+            fused: self.fused(idx, mode, cfg, exact),
+            matched: graph.map(|g| g.matched.clone()).unwrap_or_default(),
+            paths: graph.map(|g| g.paths.clone()).unwrap_or_default(),
+            decided_by: None,
+            step: None,
+            best_for_step: None,
+        }
+    }
+
+    /// The raw BM25 of a tool (graph mode breaks ties with it).
+    pub fn raw_bm25(&self, idx: usize) -> f32 {
+        self.bm25(idx)
+    }
+}
+
+fn is_exact(mode: Mode, cfg: &RankConfig, exact: bool) -> bool {
+    cfg.exact_names && exact && matches!(mode, Mode::Joint | Mode::Lexical)
+}
+
+/// A tool's place in the order: its fused score and, in graph mode, its
+/// BM25 as a tie-break.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Key {
+    pub idx: usize,
+    pub fused: f32,
+    pub bm25: f32,
+}
+
+/// Best first; equal scores in catalog order (deterministic). Graph-only
+/// ablation breaks graph ties lexically so the order is not alphabetical.
+pub(crate) fn order(mode: Mode) -> impl Fn(&Key, &Key) -> Ordering + Copy {
+    move |a, b| {
+        let by_score = b.fused.total_cmp(&a.fused);
+        let by_bm25 = if mode == Mode::Graph {
+            b.bm25.total_cmp(&a.bm25)
+        } else {
+            Ordering::Equal
+        };
+        by_score.then(by_bm25).then(a.idx.cmp(&b.idx))
+    }
+}
+
+/// Takes a ranked list and moves the tools marked `best_for_step` right
+/// after the top match, ahead of everything else; both groups keep their
+/// order (a stable partition: score order, tie-breaks and disambiguation
+/// stay as they were).
+pub(crate) fn move_step_winners_up(scored: &mut [Scored]) {
+    if let Some(rest) = scored.get_mut(1..) {
+        rest.sort_by_key(|s| s.details.best_for_step.is_none());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scored(idx: usize, fused: f32, step: Option<&str>) -> Scored {
+        Scored {
+            idx,
+            details: ScoreDetails {
+                fused,
+                best_for_step: step.map(str::to_string),
+                ..ScoreDetails::default()
+            },
+        }
+    }
+
+    #[test]
+    fn step_winners_move_right_after_the_top_match_keeping_their_order() {
+        // Ranked by score: 1, 2, 5, 4, 0, 3.
+        let mut v = vec![
+            scored(1, 0.9, Some("a")),
+            scored(2, 0.8, None),
+            scored(5, 0.7, None),
+            scored(4, 0.6, Some("c")),
+            scored(0, 0.5, None),
+            scored(3, 0.4, Some("b")),
+        ];
+        move_step_winners_up(&mut v);
+        let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
+        assert_eq!(order, [1, 4, 3, 2, 5, 0]);
+        // The top match stays first even when it is no step's best.
+        let mut v = vec![
+            scored(1, 0.9, None),
+            scored(7, 0.85, None),
+            scored(0, 0.2, Some("a")),
+        ];
+        move_step_winners_up(&mut v);
+        let order: Vec<usize> = v.iter().map(|s| s.idx).collect();
+        assert_eq!(order, [1, 0, 7]);
+    }
+
+    #[test]
+    fn graph_mode_breaks_score_ties_by_bm25_then_catalog_order() {
+        let k = |idx, fused, bm25| Key { idx, fused, bm25 };
+        let mut keys = [
+            k(0, 0.5, 1.0),
+            k(1, 0.5, 3.0),
+            k(2, 0.9, 0.0),
+            k(3, 0.5, 3.0),
+        ];
+        keys.sort_by(order(Mode::Graph));
+        assert_eq!(keys.iter().map(|k| k.idx).collect::<Vec<_>>(), [2, 1, 3, 0]);
+        keys.sort_by(order(Mode::Joint));
+        assert_eq!(keys.iter().map(|k| k.idx).collect::<Vec<_>>(), [2, 0, 1, 3]);
+    }
+}

@@ -1,0 +1,112 @@
+//! What a request says, worked out once: its mentions, the text the dense
+//! and lexical channels see, its steps, and the tools it names exactly.
+
+use super::Mode;
+use crate::catalog::Catalog;
+use crate::extract::{split_identifier, steps};
+use crate::model::Mention;
+use std::ops::Range;
+
+/// A parsed request.
+#[derive(Debug)]
+pub(crate) struct Query {
+    pub mode: Mode,
+    /// Mentions from the planner's `verb` field (stated intent).
+    pub verb_mentions: Vec<Mention>,
+    /// Mentions from the free text.
+    pub text_mentions: Vec<Mention>,
+    /// What the dense and lexical channels see: the verb's words, then the text.
+    pub text: String,
+    /// The steps of a multi-step request (empty for one intent).
+    pub steps: Vec<Step>,
+    /// Tools the request names exactly (identifier, quoted, or the whole request).
+    pub exact: Vec<usize>,
+}
+
+/// One step of a multi-step request.
+#[derive(Debug)]
+pub(crate) struct Step {
+    /// Byte range in the request's free text.
+    pub range: Range<usize>,
+    /// The step as written (named in explanations).
+    pub label: String,
+    /// What the channels see: the verb's words, then the step.
+    pub text: String,
+}
+
+/// `text` prefixed with the words of the planner's verb, when there is one.
+fn with_verb(verb: Option<&str>, text: &str) -> String {
+    match verb {
+        Some(v) if !v.trim().is_empty() => format!("{} {text}", split_identifier(v).join(" ")),
+        _ => text.to_string(),
+    }
+}
+
+impl Query {
+    /// Parses a request against a catalog snapshot. With `split_steps`, a
+    /// request of two or more steps gets them in [`Query::steps`].
+    pub fn parse(
+        catalog: &Catalog,
+        text: &str,
+        verb: Option<&str>,
+        mode: Mode,
+        split_steps: bool,
+    ) -> Self {
+        let verb_mentions = verb
+            .map(|v| catalog.extractor.extract(v))
+            .unwrap_or_default();
+        let text_mentions = catalog.extractor.extract(text);
+        let mut exact = catalog.names.find(text);
+        if let Some(v) = verb {
+            exact.extend(catalog.names.find(v));
+        }
+        let ranges = if split_steps { steps(text) } else { Vec::new() };
+        let steps = if ranges.len() < 2 {
+            Vec::new()
+        } else {
+            ranges
+                .into_iter()
+                .filter_map(|range| {
+                    let label = text.get(range.clone())?.to_string();
+                    Some(Step {
+                        text: with_verb(verb, &label),
+                        label,
+                        range,
+                    })
+                })
+                .collect()
+        };
+        Self {
+            mode,
+            verb_mentions,
+            text_mentions,
+            text: with_verb(verb, text),
+            steps,
+            exact,
+        }
+    }
+
+    /// Every mention: the verb field's first, then the text's.
+    pub fn mentions(&self) -> Vec<Mention> {
+        let mut all = self.verb_mentions.clone();
+        all.extend(self.text_mentions.iter().cloned());
+        all
+    }
+
+    /// The mentions one step sees: the verb field's, then the step's own.
+    pub fn step_mentions(&self, step: &Step) -> Vec<Mention> {
+        let mut all = self.verb_mentions.clone();
+        all.extend(
+            self.text_mentions
+                .iter()
+                .filter(|m| m.start >= step.range.start && m.end <= step.range.end)
+                .cloned(),
+        );
+        all
+    }
+
+    /// The step texts, in order (what gets embedded per step).
+    pub fn step_texts(&self) -> Vec<String> {
+        self.steps.iter().map(|s| s.text.clone()).collect()
+    }
+}

@@ -1,0 +1,161 @@
+//! A [`Scope`]: the tools one request may see, fixed before ranking.
+//!
+//! A scope is a set of tool indexes of one catalog snapshot (a bitset), so
+//! every read path (search, resolve, listing, one tool, prompt rendering,
+//! explanations, dependency lists, counts) filters by index in constant
+//! time. Tools outside it never reach scores, paths, counts or text.
+
+/// A set of tool indexes of one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    words: Vec<u64>,
+    universe: usize,
+    len: usize,
+}
+
+impl Scope {
+    /// Every tool of a snapshot of `universe` tools.
+    pub fn all(universe: usize) -> Self {
+        let mut words = vec![u64::MAX; universe.div_ceil(64)];
+        if let Some(last) = words.last_mut()
+            && !universe.is_multiple_of(64)
+        {
+            *last = (1u64 << (universe % 64)) - 1;
+        }
+        Self {
+            words,
+            universe,
+            len: universe,
+        }
+    }
+
+    /// No tool of a snapshot of `universe` tools.
+    pub fn none(universe: usize) -> Self {
+        Self {
+            words: vec![0; universe.div_ceil(64)],
+            universe,
+            len: 0,
+        }
+    }
+
+    /// The given indexes (those beyond `universe` are ignored).
+    pub fn of(universe: usize, indexes: impl IntoIterator<Item = usize>) -> Self {
+        let mut s = Self::none(universe);
+        for i in indexes {
+            s.insert(i);
+        }
+        s
+    }
+
+    /// Whether tool `i` is in scope.
+    pub fn contains(&self, i: usize) -> bool {
+        self.words
+            .get(i / 64)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
+
+    /// Adds tool `i`; false when it was there already or is out of range.
+    pub fn insert(&mut self, i: usize) -> bool {
+        match self.words.get_mut(i / 64) {
+            Some(w) if i < self.universe && *w & (1u64 << (i % 64)) == 0 => {
+                *w |= 1u64 << (i % 64);
+                self.len += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes tool `i`; false when it was not there.
+    pub fn remove(&mut self, i: usize) -> bool {
+        match self.words.get_mut(i / 64) {
+            Some(w) if *w & (1u64 << (i % 64)) != 0 => {
+                *w &= !(1u64 << (i % 64));
+                self.len -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps only the tools also in `other`.
+    pub fn intersect(&mut self, other: &Scope) {
+        let mut len = 0;
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= other.words.get(i).copied().unwrap_or(0);
+            len += w.count_ones() as usize;
+        }
+        self.len = len;
+    }
+
+    /// Number of tools in scope.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no tool is in scope.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size of the snapshot this scope is over.
+    pub fn universe(&self) -> usize {
+        self.universe
+    }
+
+    /// Tool indexes in scope, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut bits = w;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(wi * 64 + b)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn all_none_and_edges() {
+        for n in [0usize, 1, 63, 64, 65, 130] {
+            let all = Scope::all(n);
+            assert_eq!(all.len(), n);
+            assert_eq!(all.iter().collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
+            assert!(!all.contains(n));
+            assert!(Scope::none(n).is_empty());
+        }
+        let mut s = Scope::none(10);
+        assert!(s.insert(3) && !s.insert(3) && !s.insert(10));
+        assert!(s.remove(3) && !s.remove(3));
+        assert!(s.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_sorted_set(n in 0usize..300, a in proptest::collection::vec(0usize..320, 0..80), b in proptest::collection::vec(0usize..320, 0..80)) {
+            let sa = Scope::of(n, a.iter().copied());
+            let sb = Scope::of(n, b.iter().copied());
+            let ea: std::collections::BTreeSet<usize> = a.iter().copied().filter(|&i| i < n).collect();
+            let eb: std::collections::BTreeSet<usize> = b.iter().copied().filter(|&i| i < n).collect();
+            prop_assert_eq!(sa.iter().collect::<Vec<_>>(), ea.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(sa.len(), ea.len());
+            let mut both = sa.clone();
+            both.intersect(&sb);
+            let want: Vec<usize> = ea.intersection(&eb).copied().collect();
+            prop_assert_eq!(both.iter().collect::<Vec<_>>(), want.clone());
+            prop_assert_eq!(both.len(), want.len());
+            for i in 0..n + 2 {
+                prop_assert_eq!(sa.contains(i), ea.contains(&i));
+            }
+        }
+    }
+}
