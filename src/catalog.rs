@@ -67,11 +67,6 @@ impl Catalog {
         )
     }
 
-    /// Every tool.
-    pub fn all(&self) -> Scope {
-        Scope::all(self.tools.len())
-    }
-
     /// The lexicon's entries (what registration extends with new Turtle).
     pub fn lexicon_entries(&self) -> &[LexEntry] {
         self.extractor.lexicon().entries()

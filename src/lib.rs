@@ -6,7 +6,8 @@
 //! mentions ([`extract`]: a nom extractor over the ontology's labels) and
 //! ranked jointly by graph traversal, MiniLM vector similarity ([`embed`])
 //! and BM25 ([`lexical`]), with disambiguation and calibrated confidence
-//! ([`rank`]), over the tools the caller may see ([`scope`]). The
+//! ([`rank`]), over the tools the caller may see ([`policy`] fixes a
+//! [`scope`] before anything ranks). The
 //! [`Engine`] is sync and orchestrates; [`server`] wraps it in an axum HTTP
 //! API. See ARCHITECTURE.md for the flow through the modules.
 
@@ -21,13 +22,18 @@ pub mod graph;
 pub mod import;
 pub mod lexical;
 pub mod model;
+pub mod policy;
 pub mod rank;
 pub mod scope;
+pub mod select;
 pub mod server;
+mod session;
 pub mod vocab;
 
 pub use engine::{
-    Decision, Embeddings, Engine, EngineOptions, LoadOutcome, Match, Resolution, ResolveRequest,
-    SearchRequest, SearchResponse, ToolFilter,
+    Decision, DomainCount, Embeddings, Engine, EngineOptions, ListRequest, ListedTool, LoadOutcome,
+    Match, Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest, ToolFilter,
+    ToolPage,
 };
 pub use error::{Error, Result};
+pub use policy::Caller;

@@ -135,8 +135,11 @@ pub struct Tool {
     pub entities: Vec<Link>,
     pub domains: Vec<Link>,
     pub categories: Vec<Link>,
-    pub integrations: Vec<String>,
-    pub channels: Vec<String>,
+    /// Integrations it needs (`integ:stripe`): an organization that has not
+    /// connected one never sees the tool.
+    pub integrations: Vec<Link>,
+    /// Channels it is restricted to (none = every channel).
+    pub channels: Vec<Link>,
     pub read_only: bool,
     pub universal: bool,
     /// Names of the tools it depends on.
@@ -195,6 +198,20 @@ pub struct Constellation {
     pub read_only: bool,
     /// Descriptor ids this tool depends on.
     pub depends_on: Vec<String>,
+}
+
+/// One fact of the caller policy as the store holds it: a property of a
+/// platform, organization, agent, profile, agent subtype, goal or intent
+/// node. Classes and properties are full IRIs (`tg:Agent`, `tg:memberOf`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PolicyFact {
+    pub subject: String,
+    pub class: String,
+    pub property: String,
+    /// An IRI or a literal's text.
+    pub value: String,
+    /// Why, for reified entries (`tg:blocks [ tg:tool …; tg:reason … ]`).
+    pub reason: Option<String>,
 }
 
 /// A seed-constraint violation found by a `queries/validate/*.rq` query.

@@ -5,8 +5,9 @@
 //! explanations, dependency lists, counts) filters by index in constant
 //! time. Tools outside it never reach scores, paths, counts or text.
 
-/// A set of tool indexes of one snapshot.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A set of tool indexes of one snapshot (the default is the empty set of
+/// an empty snapshot).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scope {
     words: Vec<u64>,
     universe: usize,
@@ -88,6 +89,26 @@ impl Scope {
         self.len = len;
     }
 
+    /// Adds every tool of `other`.
+    pub fn union(&mut self, other: &Scope) {
+        let mut len = 0;
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w |= other.words.get(i).copied().unwrap_or(0);
+            len += w.count_ones() as usize;
+        }
+        self.len = len;
+    }
+
+    /// Removes every tool of `other`.
+    pub fn subtract(&mut self, other: &Scope) {
+        let mut len = 0;
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= !other.words.get(i).copied().unwrap_or(0);
+            len += w.count_ones() as usize;
+        }
+        self.len = len;
+    }
+
     /// Number of tools in scope.
     pub fn len(&self) -> usize {
         self.len
@@ -153,6 +174,16 @@ mod tests {
             let want: Vec<usize> = ea.intersection(&eb).copied().collect();
             prop_assert_eq!(both.iter().collect::<Vec<_>>(), want.clone());
             prop_assert_eq!(both.len(), want.len());
+            let mut either = sa.clone();
+            either.union(&sb);
+            let want: Vec<usize> = ea.union(&eb).copied().collect();
+            prop_assert_eq!(either.iter().collect::<Vec<_>>(), want.clone());
+            prop_assert_eq!(either.len(), want.len());
+            let mut only = sa.clone();
+            only.subtract(&sb);
+            let want: Vec<usize> = ea.difference(&eb).copied().collect();
+            prop_assert_eq!(only.iter().collect::<Vec<_>>(), want.clone());
+            prop_assert_eq!(only.len(), want.len());
             for i in 0..n + 2 {
                 prop_assert_eq!(sa.contains(i), ea.contains(&i));
             }

@@ -11,6 +11,10 @@ pub const INTEGRATION: &str = "https://toolgraph.dev/integration/";
 pub const CHANNEL: &str = "https://toolgraph.dev/channel/";
 pub const PROFILE: &str = "https://toolgraph.dev/profile/";
 pub const GOAL: &str = "https://toolgraph.dev/goal/";
+pub const SUBTYPE: &str = "https://toolgraph.dev/subtype/";
+pub const ORG: &str = "https://toolgraph.dev/org/";
+pub const AGENT: &str = "https://toolgraph.dev/agent/";
+pub const INTENT: &str = "https://toolgraph.dev/intent/";
 pub const TOOL: &str = "https://toolgraph.dev/tool/";
 /// Open-vocabulary entity nodes minted by the constellation builder
 /// for terms the ontology does not know ("invoice" in a catalog without it).
@@ -37,6 +41,8 @@ pub mod tg {
         TOOL = "Tool"; VERB = "Verb"; ENTITY = "Entity"; INSTANCE = "Instance";
         DOMAIN = "Domain"; CATEGORY = "Category"; INTEGRATION = "Integration";
         CHANNEL = "Channel"; PROFILE = "Profile"; GOAL = "Goal"; PARAMETER = "Parameter";
+        PLATFORM = "Platform"; ORGANIZATION = "Organization"; AGENT = "Agent";
+        AGENT_SUBTYPE = "AgentSubtype"; INTENT = "Intent";
         NAME = "name"; DESCRIPTION = "description"; MODEL_DESCRIPTION = "modelDescription"; PERFORMS = "performs"; ACTS_ON = "actsOn";
         PRIMARY_ENTITY = "primaryEntity"; MENTIONS = "mentions";
         IN_DOMAIN = "inDomain"; IN_CATEGORY = "inCategory";

@@ -1,14 +1,14 @@
 //! Catalog commands: load, tools, constellation, sparql, validate, import, index, serve.
 
 use super::render;
-use super::{Global, print_json};
+use super::{CallerArgs, Global, print_json};
 use anyhow::{Result, bail};
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgraph::graph::{GraphStore, OxigraphStore, SparqlOutput};
 use toolgraph::import::{Format, bundled, collect_files};
-use toolgraph::{Embeddings, Engine, EngineOptions, ToolFilter};
+use toolgraph::{Embeddings, Engine, EngineOptions, ListRequest, ToolFilter};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
@@ -34,6 +34,8 @@ pub(crate) enum Command {
         /// Only the tools this source registered (as loaded, e.g. `seeds/travel.ttl`).
         #[arg(long)]
         source: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
         #[arg(long)]
         json: bool,
     },
@@ -109,16 +111,32 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Tools {
             domain,
             source,
+            caller,
             json,
         } => {
-            let tools = g.open(false)?.tools_where(&ToolFilter { domain, source });
+            let page = g.open(false)?.list(&ListRequest {
+                caller: caller.caller(),
+                filter: ToolFilter { domain, source },
+                ..ListRequest::default()
+            })?;
             if json {
-                print_json(&tools)?;
+                print_json(&page.tools)?;
             } else {
-                for t in &tools {
-                    println!("{}", render::tool_line(t));
+                for t in &page.tools {
+                    println!(
+                        "{}{}",
+                        render::tool_line(&t.tool),
+                        if t.requires_approval {
+                            "  (requires approval)"
+                        } else {
+                            ""
+                        }
+                    );
                 }
-                eprintln!("{} tools", tools.len());
+                for w in &page.warnings {
+                    eprintln!("warning: {}: {} ({})", w.tool, w.reason, w.layer);
+                }
+                eprintln!("{} tools", page.total);
             }
         }
         Command::Constellation { tool, format } => {

@@ -4,6 +4,7 @@
 mod catalog;
 mod eval;
 mod render;
+mod scope;
 mod search;
 
 use anyhow::Result;
@@ -11,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgraph::{Embeddings, Engine, EngineOptions};
+use toolgraph::{Caller, Embeddings, Engine, EngineOptions};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -51,6 +52,40 @@ enum Command {
     Search(search::Command),
     #[command(flatten)]
     Eval(eval::Command),
+    #[command(flatten)]
+    Scope(scope::Command),
+}
+
+/// Who is asking (the caller policy decides which tools it may see).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct CallerArgs {
+    /// Organization (`acme`).
+    #[arg(long)]
+    org: Option<String>,
+    /// Agent (`acme_support`).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Conversation id.
+    #[arg(long)]
+    session: Option<String>,
+    /// Channel (`sms`, `voice`, `web`, `email`, `whatsapp`).
+    #[arg(long)]
+    channel: Option<String>,
+    /// Goal (`BOOK_APPOINTMENT`).
+    #[arg(long)]
+    goal: Option<String>,
+}
+
+impl CallerArgs {
+    pub(crate) fn caller(&self) -> Caller {
+        Caller {
+            org: self.org.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+            channel: self.channel.clone(),
+            goal: self.goal.clone(),
+        }
+    }
 }
 
 impl Global {
@@ -103,6 +138,7 @@ pub fn main() -> ExitCode {
         Command::Catalog(c) => catalog::run(g, c),
         Command::Search(c) => search::run(g, c),
         Command::Eval(c) => eval::run(g, c),
+        Command::Scope(c) => scope::run(g, c),
     };
     match result {
         Ok(code) => code,
@@ -120,4 +156,13 @@ pub fn main() -> ExitCode {
 pub(crate) fn print_json(v: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -111,11 +111,11 @@ pub(crate) fn constellation_dot(t: &Tool) -> String {
     for l in &t.categories {
         edge("inCategory", &l.label, false);
     }
-    for i in &t.integrations {
-        edge("requiresIntegration", i, false);
+    for l in &t.integrations {
+        edge("requiresIntegration", &l.label, false);
     }
-    for c in &t.channels {
-        edge("availableOnChannel", c, false);
+    for l in &t.channels {
+        edge("availableOnChannel", &l.label, false);
     }
     for d in &t.depends_on {
         edge("dependsOn", d, false);

@@ -1,7 +1,7 @@
 //! Ranking commands: search, resolve, extract, embed.
 
 use super::render;
-use super::{Global, print_json};
+use super::{CallerArgs, Global, print_json};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -34,6 +34,8 @@ pub(crate) enum Command {
         /// Token budget for --format prompt.
         #[arg(long, default_value_t = 800)]
         budget: usize,
+        #[command(flatten)]
+        caller: CallerArgs,
     },
     /// Substitute a catalog tool for a planner verb, or advise decomposition.
     Resolve {
@@ -43,6 +45,8 @@ pub(crate) enum Command {
         description: Option<String>,
         #[arg(long)]
         context: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
         #[arg(long)]
         json: bool,
     },
@@ -78,6 +82,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             json,
             format,
             budget,
+            caller,
         } => {
             let mode: Mode = mode.parse()?;
             let engine = g.open(mode.uses_dense())?;
@@ -87,6 +92,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 mode,
                 limit,
                 dependencies,
+                caller: caller.caller(),
                 ..SearchRequest::default()
             };
             let resp = engine.search(&req)?;
@@ -94,7 +100,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 print_json(&resp)?;
             } else if format == OutputFormat::Prompt {
                 let names: Vec<String> = resp.matches.iter().map(|m| m.id.clone()).collect();
-                print!("{}", engine.render_prompt(&names, budget));
+                print!("{}", engine.render_prompt(&req.caller, &names, budget)?);
             } else {
                 print!("{}", render::matches(&resp, explain));
             }
@@ -103,6 +109,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             verb,
             description,
             context,
+            caller,
             json,
         } => {
             let engine = g.open(true)?;
@@ -110,6 +117,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 verb,
                 description,
                 context,
+                caller: caller.caller(),
             })?;
             if json {
                 print_json(&r)?;

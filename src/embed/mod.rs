@@ -8,6 +8,7 @@
 
 #![allow(clippy::result_large_err)] // crate::error::Error carries a Location; errors are cold
 
+mod cache;
 mod double;
 mod fastembed;
 mod index;
@@ -16,6 +17,7 @@ mod text;
 
 use std::path::PathBuf;
 
+pub(crate) use cache::QueryCache;
 pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub use index::VectorIndex;

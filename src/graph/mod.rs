@@ -10,7 +10,7 @@ mod oxigraph;
 pub use self::oxigraph::OxigraphStore;
 
 use crate::error::Result;
-use crate::model::{Constellation, LexEntry, Tool, Violation};
+use crate::model::{Constellation, LexEntry, PolicyFact, Tool, Violation};
 use serde::{Deserialize, Serialize};
 
 /// One unit of loading: a named source whose graphs are replaced as a whole.
@@ -126,6 +126,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>>;
     /// The constellation of one tool (by name or IRI) as N-Triples lines.
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>>;
+    /// The caller policy and its context (platforms, organizations, agents,
+    /// profiles, subtypes, goals, intents) as facts, sorted.
+    fn policy(&self) -> Result<Vec<PolicyFact>>;
     /// Runs every seed constraint; empty when the graph is valid.
     fn validate(&self) -> Result<Vec<Violation>>;
     /// Read-only SPARQL, for backends that speak it (oxigraph); `None`

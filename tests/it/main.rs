@@ -6,6 +6,7 @@ mod embed;
 mod eval;
 mod extract;
 mod import;
+mod policy;
 mod rank;
 mod server;
 mod store;

@@ -9,7 +9,7 @@ use toolgraph::{
     Decision, Embeddings, Engine, EngineOptions, ResolveRequest, SearchRequest, SearchResponse,
 };
 
-fn engine_with(embeddings: Embeddings) -> Engine {
+pub fn engine_with(embeddings: Embeddings) -> Engine {
     let engine = Engine::open(EngineOptions::memory(embeddings)).unwrap();
     engine
         .load_paths(&[root().join("ontology"), root().join("seeds")], None)
@@ -262,6 +262,7 @@ fn resolve_substitutes_a_paraphrased_verb_and_decomposes_an_unknown_one() {
             verb: "CONVERT_CURRENCY".into(),
             description: None,
             context: Some("100 USD to EUR".into()),
+            ..ResolveRequest::default()
         })
         .unwrap();
     assert_eq!(r.decision, Decision::Substitute, "{r:#?}");
@@ -275,6 +276,7 @@ fn resolve_substitutes_a_paraphrased_verb_and_decomposes_an_unknown_one() {
             verb: "TELEPORT_ASTRONAUT".into(),
             description: Some("beam a crew member to orbit".into()),
             context: None,
+            ..ResolveRequest::default()
         })
         .unwrap();
     assert_eq!(r.decision, Decision::Decompose, "{r:#?}");
@@ -301,8 +303,12 @@ fn confidence_is_a_probability_and_orders_matches() {
 #[test]
 fn prompt_rendering_respects_the_token_budget() {
     let names: Vec<String> = real().tools().iter().map(|t| t.name.clone()).collect();
-    let small = real().render_prompt(&names, 60);
-    let large = real().render_prompt(&names, 2000);
+    let small = real()
+        .render_prompt(&Default::default(), &names, 60)
+        .unwrap();
+    let large = real()
+        .render_prompt(&Default::default(), &names, 2000)
+        .unwrap();
     assert!(small.len() <= 240, "{}", small.len());
     assert!(large.len() > small.len());
     assert!(large.contains("- airline_seat_reserve") || large.lines().count() > 10);

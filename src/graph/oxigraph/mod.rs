@@ -9,7 +9,7 @@ use super::{
     GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, Source, SourceData, Sparql,
 };
 use crate::error::{Error, Result};
-use crate::model::{LexEntry, Link, Param, Provenance, TermKind, Tool, Violation};
+use crate::model::{LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation};
 use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
 use oxigraph::model::NamedNode;
 use oxigraph::sparql::QueryResults;
@@ -31,6 +31,7 @@ const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
 const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
 const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
+const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
 pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
@@ -81,6 +82,18 @@ pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
     (
         "undefined_profile_tool",
         include_str!("../../../queries/validate/undefined_profile_tool.rq"),
+    ),
+    (
+        "undefined_policy_tool",
+        include_str!("../../../queries/validate/undefined_policy_tool.rq"),
+    ),
+    (
+        "undefined_policy_reference",
+        include_str!("../../../queries/validate/undefined_policy_reference.rq"),
+    ),
+    (
+        "agent_policy",
+        include_str!("../../../queries/validate/agent_policy.rq"),
     ),
 ];
 
@@ -334,8 +347,8 @@ impl GraphStore for OxigraphStore {
                 }
                 "inDomain" => t.domains.push(link),
                 "inCategory" => t.categories.push(link),
-                "requiresIntegration" => t.integrations.push(label),
-                "availableOnChannel" => t.channels.push(label),
+                "requiresIntegration" => t.integrations.push(link),
+                "availableOnChannel" => t.channels.push(link),
                 "dependsOn" => t.depends_on.push(label),
                 _ => {}
             }
@@ -375,10 +388,10 @@ impl GraphStore for OxigraphStore {
             t.categories.dedup_by(|a, b| a.iri == b.iri);
             t.depends_on.sort();
             t.depends_on.dedup();
-            t.integrations.sort();
-            t.integrations.dedup();
-            t.channels.sort();
-            t.channels.dedup();
+            for links in [&mut t.integrations, &mut t.channels] {
+                links.sort_by(|a, b| a.iri.cmp(&b.iri));
+                links.dedup_by(|a, b| a.iri == b.iri);
+            }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name).then(a.iri.cmp(&b.iri)));
         Ok(out)
@@ -499,6 +512,25 @@ impl GraphStore for OxigraphStore {
     fn validate(&self) -> Result<Vec<Violation>> {
         let transaction = self.store.start_transaction().map_err(store_err)?;
         Self::violations_in(&transaction)
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyFact>> {
+        let mut out: Vec<PolicyFact> = self
+            .select_fixed(Q_POLICY)?
+            .into_iter()
+            .filter_map(|mut row| {
+                Some(PolicyFact {
+                    subject: row.remove("subject")?,
+                    class: row.remove("class")?,
+                    property: row.remove("property")?,
+                    value: row.remove("value")?,
+                    reason: row.remove("reason"),
+                })
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     fn sparql(&self) -> Option<&dyn Sparql> {

@@ -1,171 +1,48 @@
-//! The one orchestrator: register sources, keep the catalog snapshot fresh,
-//! answer search / resolve. Sync and `Send + Sync`: a server calls it from
-//! `spawn_blocking`.
+//! The one orchestrator: register sources, keep the snapshot fresh, answer
+//! search, resolve, listing and selection. Sync and `Send + Sync`: a server
+//! calls it from `spawn_blocking`.
 //!
-//! A read takes the current snapshot, fixes the request's [`Scope`] (the
-//! tools it may see), gathers what the pipeline needs (graph hits from the
-//! store, the query vectors from the embedder), runs the ranking pipeline
-//! and turns its answer into [`Match`]es. Ranking itself lives in `rank/`.
+//! A read takes the current snapshot, asks the policy for the caller's
+//! [`Access`] (the tools it may see, fixed before anything ranks), gathers
+//! what the pipeline needs (graph hits in scope from the store, the query
+//! vectors from the embedder), runs the ranking pipeline and turns its answer
+//! into [`Match`]es. Ranking lives in `rank/`, the layers in `policy/`, turn
+//! selection in `select.rs`.
+
+mod requests;
+
+pub use requests::{
+    Decision, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool, LoadOutcome, Match,
+    Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest, ToolFilter, ToolPage,
+};
 
 use crate::catalog::Catalog;
 use crate::constellation;
-use crate::embed::{Embedder, FastEmbedder, SyncReport, sync_vectors};
+use crate::embed::{Embedder, FastEmbedder, QueryCache, SyncReport, sync_vectors};
 use crate::error::{Error, Result};
 use crate::extract::{Extractor, Lexicon};
 use crate::graph::{GraphHit, GraphStore, LoadReport, Source, SourceData};
 use crate::import::{self, Format, Input};
 use crate::model::{Constellation, Mention, Tool};
+use crate::policy::{Access, Caller, Explanation, Policy};
 use crate::rank::pipeline::{self, Inputs, Ranked};
 use crate::rank::query::Query;
-use crate::rank::{Calibration, Clarify, Mode, RankConfig, ScoreDetails};
+use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
+use crate::select::{self, Ranking, Selection, Strategy};
+use crate::session::Sessions;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-/// Which embedder the engine uses.
-#[derive(Debug, Clone)]
-pub enum Embeddings {
-    /// The real MiniLM model from this directory (see `scripts/setup.sh`).
-    Model(PathBuf),
-    /// An embedder the caller built (another model, or a test double).
-    Custom(Arc<dyn Embedder>),
-    /// No dense channel.
-    Off,
-}
+/// Query embeddings kept (each ~1.5 KB).
+const QUERY_CACHE: usize = 4096;
 
-/// How to open an engine.
-#[derive(Debug, Clone)]
-pub struct EngineOptions {
-    /// Where the engine keeps its files (the embedded store under `graph/`,
-    /// vectors under `vectors/`); `None` keeps everything in memory.
-    pub data_dir: Option<PathBuf>,
-    pub embeddings: Embeddings,
-    /// Progress bars on a terminal.
-    pub progress: bool,
-    pub rank: RankConfig,
-    pub calibration: Calibration,
-    /// Refuse loads that violate the seed constraints (default true).
-    pub strict: bool,
-}
-
-impl EngineOptions {
-    /// In-memory engine with the given embeddings.
-    pub fn memory(embeddings: Embeddings) -> Self {
-        Self {
-            data_dir: None,
-            embeddings,
-            progress: false,
-            rank: RankConfig::default(),
-            calibration: Calibration::default(),
-            strict: true,
-        }
-    }
-}
-
-/// A search request.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SearchRequest {
-    /// Free-text context ("Southwest flight 175 tomorrow").
-    #[serde(default)]
-    pub text: String,
-    /// Planner verb (`MAKE_RESERVATION`), optional.
-    #[serde(default)]
-    pub verb: Option<String>,
-    #[serde(default)]
-    pub mode: Mode,
-    /// Maximum matches returned (0 = 10).
-    #[serde(default)]
-    pub limit: usize,
-    /// Restrict ranking to these tool ids/names.
-    #[serde(default)]
-    pub candidates: Option<Vec<String>>,
-    /// Expand `dependsOn` into an ordered prerequisite list per match.
-    #[serde(default)]
-    pub dependencies: bool,
-}
-
-/// One ranked tool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Match {
-    /// The tool's callable name.
-    pub tool: String,
-    /// Its catalog id (differs from the name for dataset variants).
-    pub id: String,
-    pub score: f32,
-    /// Calibrated probability that this is a right tool.
-    pub confidence: f32,
-    pub description: String,
-    pub categories: Vec<String>,
-    pub details: ScoreDetails,
-    /// Tools to run first, in order (with `dependencies`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prerequisites: Vec<String>,
-}
-
-/// The answer to a search.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SearchResponse {
-    pub matches: Vec<Match>,
-    /// Close candidates that nothing in the request tells apart.
-    pub ambiguous: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clarify: Option<Clarify>,
-    /// Nothing fits well enough: the planner should not call any of these.
-    pub abstain: bool,
-    pub mentions: Vec<Mention>,
-    pub mode: Mode,
-}
-
-/// `resolve` input: a verb the planner wants to execute.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ResolveRequest {
-    pub verb: String,
-    #[serde(default)]
-    pub description: Option<String>,
-    #[serde(default)]
-    pub context: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// A catalog tool does it: call that instead.
-    Substitute,
-    /// Nothing does it confidently: break the verb into smaller steps.
-    Decompose,
-}
-
-/// `resolve` output.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Resolution {
-    pub decision: Decision,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    pub confidence: f32,
-    pub nearest: Vec<Match>,
-    pub reason: String,
-}
-
-/// Which tools a listing keeps.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ToolFilter {
-    /// A domain: IRI, local name (`travel`) or label.
-    #[serde(default)]
-    pub domain: Option<String>,
-    /// A source as loaded (`seeds/travel.ttl`).
-    #[serde(default)]
-    pub source: Option<String>,
-}
-
-/// What a load did, including the re-embedding it caused.
-#[derive(Debug, Clone, Serialize)]
-pub struct LoadOutcome {
-    pub store: LoadReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub embeddings: Option<SyncReport>,
-    pub files: Vec<String>,
+/// Everything a read needs, built together and swapped whole.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    pub catalog: Catalog,
+    pub policy: Policy,
 }
 
 /// The engine.
@@ -178,8 +55,11 @@ pub struct Engine {
     rank: RankConfig,
     calibration: Calibration,
     strict: bool,
-    catalog: RwLock<Arc<Catalog>>,
+    snapshot: RwLock<Arc<Snapshot>>,
     last_sync: RwLock<Option<SyncReport>>,
+    sessions: Sessions,
+    /// Recent query embeddings (the forward pass is a search's main cost).
+    queries: QueryCache,
     /// Registrations run one at a time (each builds on the snapshot the
     /// previous one left).
     writer: Mutex<()>,
@@ -187,7 +67,7 @@ pub struct Engine {
 
 impl Engine {
     /// Opens the embedded store (RocksDB under `data_dir/graph`, or in
-    /// memory without a data dir) and builds the catalog snapshot.
+    /// memory without a data dir) and builds the snapshot.
     pub fn open(opts: EngineOptions) -> Result<Self> {
         let store: Box<dyn GraphStore> = match &opts.data_dir {
             Some(dir) => Box::new(crate::graph::OxigraphStore::open(&dir.join("graph"))?),
@@ -211,17 +91,22 @@ impl Engine {
             rank: opts.rank,
             calibration: opts.calibration,
             strict: opts.strict,
-            catalog: RwLock::new(Arc::new(Catalog::empty())),
+            snapshot: RwLock::new(Arc::new(Snapshot {
+                catalog: Catalog::empty(),
+                policy: Policy::default(),
+            })),
             last_sync: RwLock::new(None),
+            sessions: Sessions::default(),
+            queries: QueryCache::new(QUERY_CACHE),
             writer: Mutex::new(()),
         };
         engine.refresh()?;
         Ok(engine)
     }
 
-    /// The current catalog snapshot.
-    pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        Arc::clone(&self.catalog.read().unwrap_or_else(PoisonError::into_inner))
+    /// The current snapshot.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.snapshot.read().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// The store, for commands that talk to it directly.
@@ -233,17 +118,18 @@ impl Engine {
         &self.rank
     }
 
-    /// Rebuilds the catalog from the store; re-embeds only changed tools.
+    /// Rebuilds the snapshot from the store; re-embeds only changed tools.
     pub fn refresh(&self) -> Result<Option<SyncReport>> {
         let tools = self.store.tools()?;
         let lexicon = self.store.lexicon()?;
         let facts = self.store.ontology()?;
+        let policy_facts = self.store.policy()?;
         let (vectors, sync) = match &self.embedder {
             Some(embedder) => {
                 let dir = self.data_dir.as_ref().map(|d| d.join("vectors"));
-                let previous = self.catalog();
+                let previous = self.snapshot();
                 let (vectors, report) = sync_vectors(
-                    previous.vectors.as_ref(),
+                    previous.catalog.vectors.as_ref(),
                     dir.as_deref(),
                     &tools,
                     embedder.as_ref(),
@@ -253,14 +139,13 @@ impl Engine {
             }
             None => (None, None),
         };
-        let catalog = Arc::new(Catalog::build(
-            tools,
-            lexicon,
-            facts,
-            vectors,
-            self.rank.lexical_params,
-        ));
-        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = catalog;
+        let catalog = Catalog::build(tools, lexicon, facts, vectors, self.rank.lexical_params);
+        let policy = Policy::build(&catalog, &policy_facts);
+        let snapshot = Arc::new(Snapshot { catalog, policy });
+        *self
+            .snapshot
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = snapshot;
         *self
             .last_sync
             .write()
@@ -299,8 +184,8 @@ impl Engine {
         if manifests.is_empty() {
             return Ok(sources);
         }
-        let catalog = self.catalog();
-        let mut lexicon = catalog.lexicon_entries().to_vec();
+        let snapshot = self.snapshot();
+        let mut lexicon = snapshot.catalog.lexicon_entries().to_vec();
         if !sources.is_empty() {
             let scratch = crate::graph::OxigraphStore::memory()?;
             scratch.load_unchecked(&sources)?;
@@ -344,43 +229,146 @@ impl Engine {
         })
     }
 
-    /// Every tool in the catalog.
-    pub fn tools(&self) -> Vec<Tool> {
-        let c = self.catalog();
-        c.all()
-            .iter()
-            .filter_map(|i| c.tools.get(i).cloned())
-            .collect()
+    /// What `caller` may see in `snapshot` (a request without a caller is
+    /// judged by the platform layer alone).
+    fn access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
+        let failed = match &caller.session {
+            Some(s) => self.sessions.get(s).failed,
+            None => Vec::new(),
+        };
+        snapshot.policy.resolve(&snapshot.catalog, caller, &failed)
     }
 
-    /// The tools of one domain and/or one source (both when both are given).
-    pub fn tools_where(&self, filter: &ToolFilter) -> Vec<Tool> {
-        let c = self.catalog();
-        let mut scope = c.all();
-        if let Some(d) = &filter.domain {
+    /// How many tools `caller` may see (the policy resolution alone).
+    pub fn visible(&self, caller: &Caller) -> Result<usize> {
+        let snap = self.snapshot();
+        Ok(self.access(&snap, caller)?.scope.len())
+    }
+
+    /// Every tool the platform allows (an anonymous caller's listing).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.list(&ListRequest::default())
+            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
+            .unwrap_or_default()
+    }
+
+    /// The tools a caller may see, filtered by domain and/or source, one page.
+    pub fn list(&self, req: &ListRequest) -> Result<ToolPage> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let access = self.access(&snap, &req.caller)?;
+        let mut scope = access.scope.clone();
+        if let Some(d) = &req.filter.domain {
             scope.intersect(&Scope::of(c.tools.len(), c.in_domain(d).iter().copied()));
         }
-        if let Some(s) = &filter.source {
+        if let Some(s) = &req.filter.source {
             scope.intersect(&Scope::of(c.tools.len(), c.of_source(s).iter().copied()));
         }
-        scope
+        let limit = if req.limit == 0 {
+            usize::MAX
+        } else {
+            req.limit
+        };
+        let tools = scope
             .iter()
-            .filter_map(|i| c.tools.get(i).cloned())
-            .collect()
+            .skip(req.offset)
+            .take(limit)
+            .filter_map(|i| {
+                Some(ListedTool {
+                    tool: c.tools.get(i)?.clone(),
+                    requires_approval: access.approval.contains(i),
+                })
+            })
+            .collect();
+        Ok(ToolPage {
+            tools,
+            total: scope.len(),
+            offset: req.offset,
+            warnings: access.warnings,
+        })
     }
 
-    /// Finds a tool by name, id or IRI.
+    /// The tools of one domain and/or one source the platform allows.
+    pub fn tools_where(&self, filter: &ToolFilter) -> Vec<Tool> {
+        let req = ListRequest {
+            filter: filter.clone(),
+            ..ListRequest::default()
+        };
+        self.list(&req)
+            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
+            .unwrap_or_default()
+    }
+
+    /// One tool (by name, id or IRI) as `caller` sees it; a tool the caller
+    /// may not see is not found, like a missing one.
+    pub fn tool_for(&self, caller: &Caller, key: &str) -> Result<ListedTool> {
+        let snap = self.snapshot();
+        let access = self.access(&snap, caller)?;
+        snap.catalog
+            .find(key)
+            .filter(|&i| access.scope.contains(i))
+            .and_then(|i| {
+                Some(ListedTool {
+                    tool: snap.catalog.tools.get(i)?.clone(),
+                    requires_approval: access.approval.contains(i),
+                })
+            })
+            .ok_or_else(|| Error::not_found("tool", key))
+    }
+
+    /// One tool the platform allows, by name, id or IRI.
     pub fn tool(&self, key: &str) -> Option<Tool> {
-        let c = self.catalog();
-        let scope = c.all();
-        c.find(key)
-            .filter(|&i| scope.contains(i))
-            .and_then(|i| c.tools.get(i).cloned())
+        self.tool_for(&Caller::default(), key).ok().map(|t| t.tool)
+    }
+
+    /// The domains a caller may see tools of, with how many (`domain:X`
+    /// grouping, from `tg:inDomain`), largest first.
+    pub fn domains(&self, caller: &Caller) -> Result<Vec<DomainCount>> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let access = self.access(&snap, caller)?;
+        let mut out: Vec<DomainCount> = c
+            .by_domain
+            .iter()
+            .map(|(iri, tools)| DomainCount {
+                domain: crate::vocab::local_name(iri).to_string(),
+                iri: iri.clone(),
+                label: c.label(iri),
+                tools: tools.iter().filter(|&&i| access.scope.contains(i)).count(),
+            })
+            .filter(|d| d.tools > 0)
+            .collect();
+        out.sort_by(|a, b| b.tools.cmp(&a.tools).then(a.domain.cmp(&b.domain)));
+        Ok(out)
+    }
+
+    /// Each policy layer's verdict on one tool for `caller` (an operator's
+    /// view: it names tools the caller may not see).
+    pub fn explain_policy(&self, caller: &Caller, tool: &str) -> Result<Explanation> {
+        let snap = self.snapshot();
+        let idx = snap
+            .catalog
+            .find(tool)
+            .ok_or_else(|| Error::not_found("tool", tool))?;
+        let failed = match &caller.session {
+            Some(s) => self.sessions.get(s).failed,
+            None => Vec::new(),
+        };
+        snap.policy.explain(&snap.catalog, caller, &failed, idx)
+    }
+
+    /// Records that `tool` failed in `session`: hidden for the rest of it.
+    pub fn session_failed(&self, session: &str, tool: &str, reason: &str) {
+        self.sessions.update(session, |s| {
+            if !s.failed.iter().any(|(t, _)| t.eq_ignore_ascii_case(tool)) {
+                s.failed.push((tool.to_string(), reason.to_string()));
+            }
+        });
     }
 
     /// Mentions the extractor finds in a text.
     pub fn extract(&self, text: &str) -> Vec<Mention> {
-        self.catalog().extractor.extract(text)
+        self.snapshot().catalog.extractor.extract(text)
     }
 
     /// Embeds request texts in batches (for evaluation runs).
@@ -391,8 +379,9 @@ impl Engine {
         }
     }
 
-    /// Ranks tools for a request. Tools outside `candidates` never reach
-    /// ranking, counts or explanations.
+    /// Ranks the tools the caller may see (and, with `candidates`, only
+    /// those) for a request. Other tools never reach ranking, counts,
+    /// explanations, clarify questions or dependency lists.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         self.search_with(req, None)
     }
@@ -404,28 +393,37 @@ impl Engine {
         req: &SearchRequest,
         vector: Option<Vec<f32>>,
     ) -> Result<SearchResponse> {
-        let catalog = self.catalog();
-        let limit = if req.limit == 0 { 10 } else { req.limit };
-        let all = catalog.all();
+        if req.text.trim().is_empty() && req.verb.as_deref().is_none_or(|v| v.trim().is_empty()) {
+            return Err(Error::invalid_field(
+                "text",
+                "a search needs a text or a verb",
+            ));
+        }
+        let snap = self.snapshot();
+        let catalog = &snap.catalog;
+        let access = self.access(&snap, &req.caller)?;
         let scope = match &req.candidates {
-            Some(names) => catalog.named(&all, names)?,
-            None => all,
+            Some(names) => catalog.named(&access.scope, names)?,
+            None => access.scope.clone(),
         };
+        let limit = if req.limit == 0 { 10 } else { req.limit };
+        let limit = access.cap.map_or(limit, |cap| limit.min(cap));
         let query = Query::parse(
-            &catalog,
+            catalog,
             &req.text,
             req.verb.as_deref(),
             req.mode,
             self.rank.steps,
         );
-        let ranked = self.rank(&catalog, &scope, &query, vector, limit)?;
+        let ranked = self.rank(catalog, &scope, &query, vector, limit)?;
         Ok(SearchResponse {
-            matches: self.matches(&catalog, &scope, &ranked, req.dependencies),
+            matches: self.matches(catalog, &access, &ranked, req.dependencies),
             ambiguous: ranked.clarify.is_some(),
             clarify: ranked.clarify,
             abstain: ranked.abstain,
             mentions: query.mentions(),
             mode: req.mode,
+            warnings: access.warnings,
         })
     }
 
@@ -445,12 +443,22 @@ impl Engine {
             Some(embedder) if dense => {
                 let v = match vector {
                     Some(v) => v,
-                    None => embedder.embed_query(&query.text)?,
+                    None => {
+                        let text = [query.text.clone()];
+                        let batch = self.queries.get_or_embed(&text, || {
+                            embedder.embed_query(&query.text).map(|v| vec![v])
+                        })?;
+                        batch.first().cloned().unwrap_or_default()
+                    }
                 };
                 let steps = if query.steps.is_empty() {
                     Vec::new()
                 } else {
-                    embedder.embed_documents(&query.step_texts())?
+                    let texts = query.step_texts();
+                    let batch = self
+                        .queries
+                        .get_or_embed(&texts, || embedder.embed_documents(&texts))?;
+                    batch.to_vec()
                 };
                 (Some(v), steps)
             }
@@ -495,7 +503,7 @@ impl Engine {
     fn matches(
         &self,
         catalog: &Catalog,
-        scope: &Scope,
+        access: &Access,
         ranked: &Ranked,
         dependencies: bool,
     ) -> Vec<Match> {
@@ -513,10 +521,11 @@ impl Engine {
                     categories: t.categories.iter().map(|c| c.label.clone()).collect(),
                     details: r.details.clone(),
                     prerequisites: if dependencies {
-                        catalog.prerequisites(r.idx, scope)
+                        catalog.prerequisites(r.idx, &access.scope)
                     } else {
                         Vec::new()
                     },
+                    requires_approval: access.approval.contains(r.idx),
                 })
             })
             .collect()
@@ -525,6 +534,9 @@ impl Engine {
     /// Novel-verb resolver: substitute a catalog tool when one does the verb
     /// confidently, else advise decomposition with the nearest tools.
     pub fn resolve(&self, req: &ResolveRequest) -> Result<Resolution> {
+        if req.verb.trim().is_empty() {
+            return Err(Error::invalid_field("verb", "resolve needs a verb"));
+        }
         let text = [req.description.as_deref(), req.context.as_deref()]
             .into_iter()
             .flatten()
@@ -534,16 +546,87 @@ impl Engine {
             text,
             verb: Some(req.verb.clone()),
             limit: 3,
+            caller: req.caller.clone(),
             ..SearchRequest::default()
         })?;
         Ok(decide(req, response, self.rank.substitute_above))
     }
 
-    /// Renders tools (by id or name) for an LLM prompt within a token budget.
-    pub fn render_prompt(&self, tools: &[String], budget_tokens: usize) -> String {
-        let c = self.catalog();
+    /// The tools for one conversation turn: whole domains the message is
+    /// about kept in recency order, or keyword intents; always within what
+    /// the caller may see.
+    pub fn select(&self, req: &SelectRequest) -> Result<Selection> {
+        if req.session.trim().is_empty() {
+            return Err(Error::invalid_field("session", "select needs a session id"));
+        }
+        let snap = self.snapshot();
+        let catalog = &snap.catalog;
+        let caller = Caller {
+            session: Some(req.session.clone()),
+            ..req.caller.clone()
+        };
+        let access = self.access(&snap, &caller)?;
+        let session = self.sessions.get(&req.session);
+        let selection = match req.strategy {
+            Strategy::Domains => {
+                let query = Query::parse(catalog, &req.message, None, Mode::Joint, self.rank.steps);
+                let ranked = self.rank(catalog, &access.scope, &query, None, 5)?;
+                let order: Vec<usize> = ranked.tools.iter().map(|t| t.idx).collect();
+                let contenders: Vec<usize> = match &ranked.clarify {
+                    Some(c) => c
+                        .contenders
+                        .iter()
+                        .filter_map(|ct| catalog.find(&ct.tool))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let mentions = query.mentions();
+                let ranking = Ranking {
+                    ranked: &order,
+                    contenders: &contenders,
+                    abstain: ranked.abstain,
+                    mentions: &mentions,
+                };
+                let (selection, recency) = select::by_domains(
+                    catalog,
+                    &access.scope,
+                    &ranking,
+                    &session.domains,
+                    req.max_tools.unwrap_or(select::MAX_TOOLS),
+                    req.max_domains.unwrap_or(select::MAX_DOMAINS),
+                );
+                self.sessions.update(&req.session, |s| s.domains = recency);
+                selection
+            }
+            Strategy::Intents => {
+                let (selection, recent) = select::by_intents(
+                    catalog,
+                    snap.policy.data.intents.values(),
+                    &access.scope,
+                    &req.message,
+                    &session.recent_tools,
+                );
+                self.sessions
+                    .update(&req.session, |s| s.recent_tools = recent);
+                selection
+            }
+        };
+        Ok(selection)
+    }
+
+    /// Renders tools (by id or name) the caller may see for an LLM prompt
+    /// within a token budget.
+    pub fn render_prompt(
+        &self,
+        caller: &Caller,
+        tools: &[String],
+        budget_tokens: usize,
+    ) -> Result<String> {
+        let snap = self.snapshot();
+        let access = self.access(&snap, caller)?;
+        let c = &snap.catalog;
         let idxs: Vec<usize> = tools.iter().filter_map(|t| c.find(t)).collect();
-        c.render_prompt(&idxs, &c.all(), budget_tokens)
+        Ok(c.render_prompt(&idxs, &access.scope, budget_tokens))
     }
 }
 
@@ -555,7 +638,7 @@ fn decide(req: &ResolveRequest, response: SearchResponse, threshold: f32) -> Res
             decision: Decision::Decompose,
             tool: None,
             confidence: 0.0,
-            reason: "the catalog is empty".into(),
+            reason: "no tool is available to this caller".into(),
             nearest: Vec::new(),
         };
     };

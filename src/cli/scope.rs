@@ -1,0 +1,140 @@
+//! Caller-scope commands: which tools a caller may see and why
+//! (`policy explain`), its domains, and turn selection (`select`).
+
+use super::{CallerArgs, Global, print_json};
+use anyhow::Result;
+use clap::Subcommand;
+use std::process::ExitCode;
+use toolgraph::SelectRequest;
+use toolgraph::select::Strategy;
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Caller policy: each layer's verdict on a tool for a caller.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// The domains a caller may see tools of, with counts.
+    Domains {
+        #[command(flatten)]
+        caller: CallerArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Choose the tools for one conversation turn (`--session` names the
+    /// conversation; sessions live for the life of the process, so the
+    /// command line shows one turn).
+    Select {
+        message: String,
+        /// domains (whole domains, recency) or intents (keyword intents).
+        #[arg(long, value_enum, default_value = "domains")]
+        strategy: StrategyArg,
+        #[arg(long)]
+        max_tools: Option<usize>,
+        #[arg(long)]
+        max_domains: Option<usize>,
+        #[command(flatten)]
+        caller: CallerArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum PolicyCommand {
+    /// Each layer's verdict on TOOL for the caller, and the deciding layer.
+    Explain {
+        tool: String,
+        #[command(flatten)]
+        caller: CallerArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum StrategyArg {
+    Domains,
+    Intents,
+}
+
+pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Policy {
+            command: PolicyCommand::Explain { tool, caller, json },
+        } => {
+            let e = g.open(false)?.explain_policy(&caller.caller(), &tool)?;
+            if json {
+                print_json(&e)?;
+            } else {
+                println!(
+                    "{}: {}{} (decided by the {} layer)",
+                    e.tool,
+                    if e.allowed { "allowed" } else { "removed" },
+                    if e.requires_approval {
+                        ", requires approval"
+                    } else {
+                        ""
+                    },
+                    e.deciding
+                );
+                for v in &e.layers {
+                    let mark = match (v.applies, v.allowed) {
+                        (false, _) => "  -",
+                        (true, true) => " ok",
+                        (true, false) => " NO",
+                    };
+                    println!("{mark} {:<13} {}", v.layer.to_string(), v.reason);
+                }
+            }
+        }
+        Command::Domains { caller, json } => {
+            let domains = g.open(false)?.domains(&caller.caller())?;
+            if json {
+                print_json(&domains)?;
+            } else {
+                for d in &domains {
+                    println!("domain:{:<20} {:>4} tools  {}", d.domain, d.tools, d.label);
+                }
+            }
+        }
+        Command::Select {
+            message,
+            strategy,
+            max_tools,
+            max_domains,
+            caller,
+            json,
+        } => {
+            let Some(session) = caller.session.clone() else {
+                anyhow::bail!("select needs --session (the conversation)");
+            };
+            let engine = g.open(matches!(strategy, StrategyArg::Domains))?;
+            let s = engine.select(&SelectRequest {
+                session,
+                message,
+                caller: caller.caller(),
+                strategy: match strategy {
+                    StrategyArg::Domains => Strategy::Domains,
+                    StrategyArg::Intents => Strategy::Intents,
+                },
+                max_tools,
+                max_domains,
+            })?;
+            if json {
+                print_json(&s)?;
+            } else {
+                println!("domains: {}", s.domains.join(", "));
+                println!("tools: {}", s.tool_names.join(", "));
+                for d in &s.dropped {
+                    println!("dropped {}: {}", d.domain, d.reason);
+                }
+                for r in &s.reasoning {
+                    println!("  - {r}");
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,232 @@
+//! The engine's request and response types (what the HTTP API and the CLI
+//! send and receive).
+
+use crate::embed::{Embedder, SyncReport};
+use crate::graph::LoadReport;
+use crate::model::{Mention, Tool};
+use crate::policy::{Caller, Warning};
+use crate::rank::{Calibration, Clarify, Mode, RankConfig, ScoreDetails};
+use crate::select::Strategy;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which embedder the engine uses.
+#[derive(Debug, Clone)]
+pub enum Embeddings {
+    /// The real MiniLM model from this directory (see `scripts/setup.sh`).
+    Model(PathBuf),
+    /// An embedder the caller built (another model, or a test double).
+    Custom(Arc<dyn Embedder>),
+    /// No dense channel.
+    Off,
+}
+
+/// How to open an engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Where the engine keeps its files (the embedded store under `graph/`,
+    /// vectors under `vectors/`); `None` keeps everything in memory.
+    pub data_dir: Option<PathBuf>,
+    pub embeddings: Embeddings,
+    /// Progress bars on a terminal.
+    pub progress: bool,
+    pub rank: RankConfig,
+    pub calibration: Calibration,
+    /// Refuse loads that violate the seed constraints (default true).
+    pub strict: bool,
+}
+
+impl EngineOptions {
+    /// In-memory engine with the given embeddings.
+    pub fn memory(embeddings: Embeddings) -> Self {
+        Self {
+            data_dir: None,
+            embeddings,
+            progress: false,
+            rank: RankConfig::default(),
+            calibration: Calibration::default(),
+            strict: true,
+        }
+    }
+}
+
+/// A search request.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SearchRequest {
+    /// Free-text context ("Southwest flight 175 tomorrow").
+    #[serde(default)]
+    pub text: String,
+    /// Planner verb (`MAKE_RESERVATION`), optional.
+    #[serde(default)]
+    pub verb: Option<String>,
+    #[serde(default)]
+    pub mode: Mode,
+    /// Maximum matches returned (0 = 10).
+    #[serde(default)]
+    pub limit: usize,
+    /// Restrict ranking to these tool ids/names.
+    #[serde(default)]
+    pub candidates: Option<Vec<String>>,
+    /// Expand `dependsOn` into an ordered prerequisite list per match.
+    #[serde(default)]
+    pub dependencies: bool,
+    /// Who is asking: the policy fixes which tools they may see.
+    #[serde(default)]
+    pub caller: Caller,
+}
+
+/// One ranked tool.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Match {
+    /// The tool's callable name.
+    pub tool: String,
+    /// Its catalog id (differs from the name for dataset variants).
+    pub id: String,
+    pub score: f32,
+    /// Calibrated probability that this is a right tool.
+    pub confidence: f32,
+    pub description: String,
+    pub categories: Vec<String>,
+    pub details: ScoreDetails,
+    /// Tools to run first, in order (with `dependencies`), among those the
+    /// caller may see.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prerequisites: Vec<String>,
+    /// The caller's agent must have this call approved first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_approval: bool,
+}
+
+/// The answer to a search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchResponse {
+    pub matches: Vec<Match>,
+    /// Close candidates that nothing in the request tells apart.
+    pub ambiguous: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clarify: Option<Clarify>,
+    /// Nothing fits well enough: the planner should not call any of these.
+    pub abstain: bool,
+    pub mentions: Vec<Mention>,
+    pub mode: Mode,
+    /// Tools the caller's goal names that a policy layer removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// `resolve` input: a verb the planner wants to execute.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ResolveRequest {
+    pub verb: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub context: Option<String>,
+    #[serde(default)]
+    pub caller: Caller,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// A catalog tool does it: call that instead.
+    Substitute,
+    /// Nothing does it confidently: break the verb into smaller steps.
+    Decompose,
+}
+
+/// `resolve` output.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resolution {
+    pub decision: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub confidence: f32,
+    pub nearest: Vec<Match>,
+    pub reason: String,
+}
+
+/// Which tools a listing keeps.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ToolFilter {
+    /// A domain: IRI, local name (`travel`) or label.
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// A source as loaded (`seeds/travel.ttl`).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// What a load did, including the re-embedding it caused.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadOutcome {
+    pub store: LoadReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<SyncReport>,
+    pub files: Vec<String>,
+}
+
+/// A listing of the tools a caller may see.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ListRequest {
+    #[serde(default)]
+    pub caller: Caller,
+    #[serde(default, flatten)]
+    pub filter: ToolFilter,
+    /// Skip this many tools (catalog order).
+    #[serde(default)]
+    pub offset: usize,
+    /// At most this many tools (0 = all).
+    #[serde(default)]
+    pub limit: usize,
+}
+
+/// A tool as one caller sees it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListedTool {
+    #[serde(flatten)]
+    pub tool: Tool,
+    /// The caller's agent must have a call approved first.
+    #[serde(default)]
+    pub requires_approval: bool,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolPage {
+    pub tools: Vec<ListedTool>,
+    /// Tools the caller may see under the filter, over all pages.
+    pub total: usize,
+    pub offset: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// A domain and how many of its tools a caller may see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DomainCount {
+    /// Local name (`travel`): `domain:travel` in the grouping.
+    pub domain: String,
+    pub iri: String,
+    pub label: String,
+    pub tools: usize,
+}
+
+/// One conversation turn to choose tools for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectRequest {
+    pub session: String,
+    pub message: String,
+    #[serde(default)]
+    pub caller: Caller,
+    #[serde(default)]
+    pub strategy: Strategy,
+    /// Default 10 (domain selection).
+    #[serde(default)]
+    pub max_tools: Option<usize>,
+    /// Default 3 (domain selection).
+    #[serde(default)]
+    pub max_domains: Option<usize>,
+}

@@ -1,0 +1,180 @@
+//! The policy as written in the graph (`seeds/policy.ttl`, `seeds/goals.ttl`,
+//! `seeds/intents.ttl`, profiles and subtypes in `seeds/platform.ttl`),
+//! read from the store's facts into plain structs keyed by IRI.
+
+use crate::model::PolicyFact;
+use crate::vocab::{self, tg};
+use std::collections::BTreeMap;
+
+/// A tool IRI with the reason it was listed, when the data gives one.
+pub(crate) type Listed = Vec<(String, Option<String>)>;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Platform {
+    pub allowed: Vec<String>,
+    pub blocked: Listed,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Org {
+    pub iri: String,
+    pub enabled: Vec<String>,
+    pub disabled: Listed,
+    pub integrations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Agent {
+    pub iri: String,
+    pub org: Option<String>,
+    pub subtype: Option<String>,
+    pub profile: Option<String>,
+    pub enabled: Vec<String>,
+    pub disabled: Listed,
+    pub deny_patterns: Vec<String>,
+    pub draft_only: bool,
+    pub approval: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Profile {
+    pub categories: Vec<String>,
+    pub tools: Vec<String>,
+    pub read_only_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Goal {
+    pub iri: String,
+    pub operations: Vec<String>,
+    pub excluded: Vec<String>,
+    pub entities: Vec<String>,
+    pub categories: Vec<String>,
+    pub tools: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Intent {
+    pub iri: String,
+    pub keywords: Vec<String>,
+    pub tools: Vec<String>,
+    pub categories: Vec<String>,
+}
+
+/// Everything the policy facts say, keyed by node IRI (sorted: deterministic).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PolicyData {
+    pub platform: Platform,
+    pub orgs: BTreeMap<String, Org>,
+    pub agents: BTreeMap<String, Agent>,
+    pub profiles: BTreeMap<String, Profile>,
+    /// Agent subtype -> its default profile.
+    pub subtypes: BTreeMap<String, String>,
+    pub goals: BTreeMap<String, Goal>,
+    pub intents: BTreeMap<String, Intent>,
+    /// Declared channels.
+    pub channels: Vec<String>,
+    /// Preferred labels of every policy node.
+    pub labels: BTreeMap<String, String>,
+}
+
+fn local(iri: &str) -> &str {
+    iri.strip_prefix(vocab::TG).unwrap_or(iri)
+}
+
+impl PolicyData {
+    pub fn from_facts(facts: &[PolicyFact]) -> Self {
+        let mut d = PolicyData::default();
+        for f in facts {
+            if f.property == vocab::SKOS_PREF_LABEL {
+                d.labels.insert(f.subject.clone(), f.value.clone());
+            }
+            let (p, v) = (local(&f.property), f.value.clone());
+            let listed = || (f.value.clone(), f.reason.clone());
+            match f.class.as_str() {
+                tg::PLATFORM => match p {
+                    "allowsTool" => d.platform.allowed.push(v),
+                    "blocksTool" => d.platform.blocked.push(listed()),
+                    _ => {}
+                },
+                tg::ORGANIZATION => {
+                    let o = d.orgs.entry(f.subject.clone()).or_insert_with(|| Org {
+                        iri: f.subject.clone(),
+                        ..Org::default()
+                    });
+                    match p {
+                        "enablesTool" => o.enabled.push(v),
+                        "disablesTool" => o.disabled.push(listed()),
+                        "connectedIntegration" => o.integrations.push(v),
+                        _ => {}
+                    }
+                }
+                tg::AGENT => {
+                    let a = d.agents.entry(f.subject.clone()).or_insert_with(|| Agent {
+                        iri: f.subject.clone(),
+                        ..Agent::default()
+                    });
+                    match p {
+                        "memberOf" => a.org = Some(v),
+                        "subtype" => a.subtype = Some(v),
+                        "profile" => a.profile = Some(v),
+                        "enablesTool" => a.enabled.push(v),
+                        "disablesTool" => a.disabled.push(listed()),
+                        "denyPattern" => a.deny_patterns.push(v),
+                        "autonomy" => a.draft_only = v == "draft_only",
+                        "requiresApprovalFor" => a.approval.push(v),
+                        _ => {}
+                    }
+                }
+                tg::PROFILE => {
+                    let pr = d.profiles.entry(f.subject.clone()).or_default();
+                    match p {
+                        "includesCategory" => pr.categories.push(v),
+                        "includesTool" => pr.tools.push(v),
+                        "readOnlyOnly" => pr.read_only_only = v == "true" || v == "1",
+                        _ => {}
+                    }
+                }
+                tg::AGENT_SUBTYPE if p == "defaultProfile" => {
+                    d.subtypes.insert(f.subject.clone(), v);
+                }
+                tg::GOAL => {
+                    let g = d.goals.entry(f.subject.clone()).or_insert_with(|| Goal {
+                        iri: f.subject.clone(),
+                        ..Goal::default()
+                    });
+                    match p {
+                        "allowsOperation" => g.operations.push(v),
+                        "excludesOperation" => g.excluded.push(v),
+                        "allowsEntity" => g.entities.push(v),
+                        "allowsCategory" => g.categories.push(v),
+                        "availableTool" => g.tools.push(v),
+                        _ => {}
+                    }
+                }
+                tg::INTENT => {
+                    let i = d
+                        .intents
+                        .entry(f.subject.clone())
+                        .or_insert_with(|| Intent {
+                            iri: f.subject.clone(),
+                            ..Intent::default()
+                        });
+                    match p {
+                        "keyword" => i.keywords.push(v.to_lowercase()),
+                        "intentTool" => i.tools.push(v),
+                        "intentCategory" => i.categories.push(v),
+                        _ => {}
+                    }
+                }
+                tg::CHANNEL => {
+                    if d.channels.last() != Some(&f.subject) {
+                        d.channels.push(f.subject.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        d
+    }
+}

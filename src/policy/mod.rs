@@ -1,0 +1,656 @@
+//! Caller scope: one layered policy filter that fixes, before anything is
+//! ranked, which tools a caller may see.
+//!
+//! Layers, in order, deny always wins:
+//! 1. **platform**: the allowed list (empty = every tool), the blocked list;
+//! 2. **organization**: enabled list (empty = all), disabled list, and every
+//!    tool that needs an integration the organization has not connected;
+//! 3. **agent**: its profile (explicit, else its subtype's default), enabled
+//!    and disabled lists, name deny patterns (`*_delete`), `draft_only`
+//!    autonomy (read-only tools only); `requires approval` tools stay, flagged;
+//! 4. **session**: tools that failed earlier in the session, and the channel
+//!    (a tool with `tg:availableOnChannel` only on its channels);
+//! 5. universal tools come back after the agent and session layers (the
+//!    platform and the organization still decide for them);
+//! 6. **goal**: the verbs in its operations (through `skos:broader`) and not
+//!    excluded, acting on its entities or categories, plus its own tools.
+//!
+//! A request without a caller is judged by the platform layer alone. The
+//! data lives in the graph (`seeds/policy.ttl`, profiles and subtypes in
+//! `seeds/platform.ttl`, goals in `seeds/goals.ttl`); [`Policy`] turns it
+//! into bitsets over one snapshot's tools when the snapshot is built, so a
+//! request costs a few word-wise ANDs. [`Policy::explain`] gives each
+//! layer's verdict and reason for one tool.
+
+pub(crate) mod data;
+mod goal;
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::model::PolicyFact;
+use crate::scope::Scope;
+use crate::vocab;
+use data::{Agent, Goal, Org, PolicyData};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Who is asking. Every field is optional: a request without a caller is
+/// judged by the platform layer alone. Names are local names (`acme`), labels
+/// or IRIs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Caller {
+    /// The organization (`acme`); implied by the agent when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
+    /// The agent (`acme_support`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The conversation: tools that failed in it are hidden, and domain
+    /// selection remembers what it talked about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The channel the conversation runs on (`sms`, `voice`, `web`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// A goal (`BOOK_APPOINTMENT`) that narrows the tools to its boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+}
+
+impl Caller {
+    /// True when nothing identifies the caller (platform layer only).
+    pub fn is_anonymous(&self) -> bool {
+        *self == Caller::default()
+    }
+}
+
+/// A policy layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    Platform,
+    Organization,
+    Agent,
+    Session,
+    Goal,
+}
+
+impl std::fmt::Display for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layer::Platform => "platform",
+            Layer::Organization => "organization",
+            Layer::Agent => "agent",
+            Layer::Session => "session",
+            Layer::Goal => "goal",
+        })
+    }
+}
+
+/// A tool the caller's goal names that a layer removed: said, never dropped
+/// silently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    pub tool: String,
+    pub layer: Layer,
+    pub reason: String,
+}
+
+/// One layer's verdict on one tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerVerdict {
+    pub layer: Layer,
+    /// False when the caller gives nothing this layer judges (no agent…).
+    pub applies: bool,
+    pub allowed: bool,
+    pub reason: String,
+}
+
+/// Why a caller may or may not see one tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explanation {
+    pub tool: String,
+    pub allowed: bool,
+    pub requires_approval: bool,
+    /// The layer whose verdict stands: the first that removed the tool, else
+    /// the last that applied.
+    pub deciding: Layer,
+    pub layers: Vec<LayerVerdict>,
+}
+
+/// A caller's view of one snapshot.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// The tools the caller may see.
+    pub scope: Scope,
+    /// Those it may see but must have approved before calling.
+    pub approval: Scope,
+    /// Tools its goal names that a layer removed.
+    pub warnings: Vec<Warning>,
+    /// At most this many results under a goal.
+    pub cap: Option<usize>,
+}
+
+/// Results under a goal are capped at this many by default.
+pub const GOAL_RESULTS: usize = 20;
+
+/// The caller, looked up in the policy data.
+struct Who<'a> {
+    org: Option<&'a Org>,
+    agent: Option<&'a Agent>,
+    channel: Option<&'a str>,
+    goal: Option<&'a Goal>,
+    /// Tools that failed in this session, with why.
+    failed: &'a [(String, String)],
+}
+
+/// The policy of one snapshot: its data and bitsets over the snapshot's tools.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Policy {
+    pub(crate) data: PolicyData,
+    platform: Scope,
+    universal: Scope,
+    orgs: HashMap<String, Scope>,
+    agents: HashMap<String, Scope>,
+    channels: HashMap<String, Scope>,
+    goals: HashMap<String, Scope>,
+}
+
+/// `*` and `?` glob over a tool name (ASCII case-insensitive).
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi].eq_ignore_ascii_case(&n[ni])) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// Lower-case letters and digits only: `Web chat`, `webchat` and `web_chat` meet.
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl Policy {
+    /// Reads the policy facts and computes the masks over `catalog`'s tools.
+    pub fn build(catalog: &Catalog, facts: &[PolicyFact]) -> Self {
+        let data = PolicyData::from_facts(facts);
+        let n = catalog.tools.len();
+        let scope_of = |iris: &[String]| -> Scope {
+            Scope::of(
+                n,
+                iris.iter().filter_map(|i| catalog.by_iri.get(i).copied()),
+            )
+        };
+        let mut platform = if data.platform.allowed.is_empty() {
+            Scope::all(n)
+        } else {
+            scope_of(&data.platform.allowed)
+        };
+        for (t, _) in &data.platform.blocked {
+            if let Some(&i) = catalog.by_iri.get(t) {
+                platform.remove(i);
+            }
+        }
+        let universal = Scope::of(n, (0..n).filter(|&i| catalog.tools[i].universal));
+        let mut policy = Policy {
+            platform,
+            universal,
+            ..Policy::default()
+        };
+        let orgs = data
+            .orgs
+            .values()
+            .map(|o| (o.iri.clone(), policy.org_mask(catalog, o)))
+            .collect();
+        let agents = data
+            .agents
+            .values()
+            .map(|a| (a.iri.clone(), policy.agent_mask(catalog, &data, a)))
+            .collect();
+        let channels = data
+            .channels
+            .iter()
+            .map(|c| {
+                let usable = (0..n).filter(|&i| {
+                    let ch = &catalog.tools[i].channels;
+                    ch.is_empty() || ch.iter().any(|l| &l.iri == c)
+                });
+                (c.clone(), Scope::of(n, usable))
+            })
+            .collect();
+        let goals = data
+            .goals
+            .values()
+            .map(|g| {
+                let mut mask =
+                    Scope::of(n, (0..n).filter(|&i| goal::verdict(catalog, g, i).is_ok()));
+                mask.union(&policy.universal);
+                (g.iri.clone(), mask)
+            })
+            .collect();
+        policy.orgs = orgs;
+        policy.agents = agents;
+        policy.channels = channels;
+        policy.goals = goals;
+        policy.data = data;
+        policy
+    }
+
+    fn org_mask(&self, catalog: &Catalog, org: &Org) -> Scope {
+        let n = catalog.tools.len();
+        Scope::of(n, (0..n).filter(|&i| org_verdict(catalog, org, i).is_ok()))
+    }
+
+    fn agent_mask(&self, catalog: &Catalog, data: &PolicyData, agent: &Agent) -> Scope {
+        let n = catalog.tools.len();
+        Scope::of(
+            n,
+            (0..n).filter(|&i| agent_verdict(catalog, data, agent, i).is_ok()),
+        )
+    }
+
+    /// Finds a policy node by IRI, local name or label.
+    fn find<'a, T>(
+        &'a self,
+        map: &'a std::collections::BTreeMap<String, T>,
+        key: &str,
+    ) -> Option<&'a T> {
+        map.get(key).or_else(|| {
+            let k = squash(key);
+            map.iter()
+                .find(|(iri, _)| {
+                    squash(vocab::local_name(iri)) == k
+                        || self.data.labels.get(*iri).is_some_and(|l| squash(l) == k)
+                })
+                .map(|(_, v)| v)
+        })
+    }
+
+    fn who<'a>(&'a self, caller: &Caller, failed: &'a [(String, String)]) -> Result<Who<'a>> {
+        let agent = match &caller.agent {
+            Some(a) => Some(self.find(&self.data.agents, a).ok_or_else(|| {
+                Error::invalid_field("caller.agent", format!("no agent named `{a}`"))
+            })?),
+            None => None,
+        };
+        let org = match &caller.org {
+            Some(o) => Some(self.find(&self.data.orgs, o).ok_or_else(|| {
+                Error::invalid_field("caller.org", format!("no organization named `{o}`"))
+            })?),
+            None => agent
+                .and_then(|a| a.org.as_ref())
+                .and_then(|o| self.data.orgs.get(o)),
+        };
+        if let (Some(a), Some(o)) = (agent, org)
+            && a.org.as_deref() != Some(o.iri.as_str())
+        {
+            return Err(Error::invalid_field(
+                "caller.agent",
+                format!(
+                    "agent `{}` does not belong to organization `{}`",
+                    vocab::local_name(&a.iri),
+                    vocab::local_name(&o.iri)
+                ),
+            ));
+        }
+        let channel = match &caller.channel {
+            Some(c) => {
+                let k = squash(c);
+                let found = self.data.channels.iter().find(|iri| {
+                    **iri == *c
+                        || squash(vocab::local_name(iri)) == k
+                        || self.data.labels.get(*iri).is_some_and(|l| squash(l) == k)
+                });
+                Some(found.map(String::as_str).ok_or_else(|| {
+                    Error::invalid_field("caller.channel", format!("no channel named `{c}`"))
+                })?)
+            }
+            None => None,
+        };
+        let goal = match &caller.goal {
+            Some(g) => Some(self.find(&self.data.goals, g).ok_or_else(|| {
+                Error::invalid_field("caller.goal", format!("no goal named `{g}`"))
+            })?),
+            None => None,
+        };
+        Ok(Who {
+            org,
+            agent,
+            channel,
+            goal,
+            failed: if caller.session.is_some() {
+                failed
+            } else {
+                &[]
+            },
+        })
+    }
+
+    /// The tools `caller` may see in `catalog` (the snapshot this policy was
+    /// built on). `failed`: tools that failed earlier in the caller's session.
+    pub fn resolve(
+        &self,
+        catalog: &Catalog,
+        caller: &Caller,
+        failed: &[(String, String)],
+    ) -> Result<Access> {
+        let n = catalog.tools.len();
+        if caller.is_anonymous() {
+            return Ok(Access {
+                scope: self.platform.clone(),
+                approval: Scope::none(n),
+                warnings: Vec::new(),
+                cap: None,
+            });
+        }
+        let who = self.who(caller, failed)?;
+        let mut scope = self.platform.clone();
+        if let Some(o) = who.org
+            && let Some(mask) = self.orgs.get(&o.iri)
+        {
+            scope.intersect(mask);
+        }
+        // Agent and session layers; universal tools are restored after them.
+        let mut person = Scope::all(n);
+        if let Some(a) = who.agent
+            && let Some(mask) = self.agents.get(&a.iri)
+        {
+            person.intersect(mask);
+        }
+        if let Some(c) = who.channel
+            && let Some(mask) = self.channels.get(c)
+        {
+            person.intersect(mask);
+        }
+        for (name, _) in who.failed {
+            if let Some(i) = catalog.find(name) {
+                person.remove(i);
+            }
+        }
+        person.union(&self.universal);
+        scope.intersect(&person);
+        let mut warnings = Vec::new();
+        if let Some(g) = who.goal
+            && let Some(mask) = self.goals.get(&g.iri)
+        {
+            scope.intersect(mask);
+            for t in &g.tools {
+                let Some(&i) = catalog.by_iri.get(t) else {
+                    continue;
+                };
+                if !scope.contains(i) {
+                    let e = self.explain_with(catalog, &who, i);
+                    if let Some(v) = e.layers.iter().find(|v| v.applies && !v.allowed) {
+                        warnings.push(Warning {
+                            tool: e.tool.clone(),
+                            layer: v.layer,
+                            reason: v.reason.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        let mut approval = Scope::of(
+            n,
+            who.agent
+                .into_iter()
+                .flat_map(|a| &a.approval)
+                .filter_map(|t| catalog.by_iri.get(t).copied()),
+        );
+        approval.intersect(&scope);
+        Ok(Access {
+            scope,
+            approval,
+            warnings,
+            cap: who.goal.map(|_| GOAL_RESULTS),
+        })
+    }
+
+    /// Each layer's verdict on one tool for `caller`, and the deciding one.
+    pub fn explain(
+        &self,
+        catalog: &Catalog,
+        caller: &Caller,
+        failed: &[(String, String)],
+        idx: usize,
+    ) -> Result<Explanation> {
+        let who = self.who(caller, failed)?;
+        Ok(self.explain_with(catalog, &who, idx))
+    }
+
+    fn explain_with(&self, catalog: &Catalog, who: &Who<'_>, idx: usize) -> Explanation {
+        let tool = &catalog.tools[idx];
+        let label = |iri: &str| {
+            self.data
+                .labels
+                .get(iri)
+                .cloned()
+                .unwrap_or_else(|| vocab::local_name(iri).to_string())
+        };
+        let verdict = |layer, applies, r: std::result::Result<String, String>| {
+            let allowed = r.is_ok();
+            LayerVerdict {
+                layer,
+                applies,
+                allowed,
+                reason: r.unwrap_or_else(|e| e),
+            }
+        };
+        let mut layers = vec![verdict(
+            Layer::Platform,
+            true,
+            platform_verdict(&self.data, tool),
+        )];
+        layers.push(match who.org {
+            Some(o) => verdict(Layer::Organization, true, org_verdict(catalog, o, idx)),
+            None => verdict(
+                Layer::Organization,
+                false,
+                Ok("no organization given".into()),
+            ),
+        });
+        let restore = |r: std::result::Result<String, String>| match r {
+            Err(e) if tool.universal => Ok(format!(
+                "universal tool: kept although {e} (only the platform or the organization can remove it)"
+            )),
+            other => other,
+        };
+        layers.push(match who.agent {
+            Some(a) => verdict(
+                Layer::Agent,
+                true,
+                restore(agent_verdict(catalog, &self.data, a, idx)),
+            ),
+            None => verdict(Layer::Agent, false, Ok("no agent given".into())),
+        });
+        let session = session_verdict(tool, who, &label);
+        let applies = who.channel.is_some() || !who.failed.is_empty();
+        layers.push(verdict(Layer::Session, applies, restore(session)));
+        layers.push(match who.goal {
+            Some(g) if tool.universal => verdict(
+                Layer::Goal,
+                true,
+                Ok(format!(
+                    "universal tool: available under every goal, {}",
+                    label(&g.iri)
+                )),
+            ),
+            Some(g) => verdict(Layer::Goal, true, goal::verdict(catalog, g, idx)),
+            None => verdict(Layer::Goal, false, Ok("no goal given".into())),
+        });
+        let allowed = layers.iter().all(|v| v.allowed);
+        let deciding = layers
+            .iter()
+            .find(|v| !v.allowed)
+            .or_else(|| layers.iter().rev().find(|v| v.applies))
+            .map_or(Layer::Platform, |v| v.layer);
+        let requires_approval = allowed
+            && who
+                .agent
+                .is_some_and(|a| a.approval.iter().any(|t| *t == tool.iri));
+        Explanation {
+            tool: tool.name.clone(),
+            allowed,
+            requires_approval,
+            deciding,
+            layers,
+        }
+    }
+}
+
+type Verdict = std::result::Result<String, String>;
+
+fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
+    if !data.platform.allowed.is_empty() && !data.platform.allowed.contains(&tool.iri) {
+        return Err("not on the platform's allowed list".into());
+    }
+    if let Some((_, reason)) = data.platform.blocked.iter().find(|(t, _)| *t == tool.iri) {
+        return Err(format!(
+            "blocked by the platform: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    Ok("the platform allows it".into())
+}
+
+fn org_verdict(catalog: &Catalog, org: &Org, idx: usize) -> Verdict {
+    let tool = &catalog.tools[idx];
+    let name = vocab::local_name(&org.iri);
+    if !org.enabled.is_empty() && !org.enabled.contains(&tool.iri) {
+        return Err(format!("not enabled for organization {name}"));
+    }
+    if let Some((_, reason)) = org.disabled.iter().find(|(t, _)| *t == tool.iri) {
+        return Err(format!(
+            "disabled for organization {name}: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    if let Some(missing) = tool
+        .integrations
+        .iter()
+        .find(|l| !org.integrations.contains(&l.iri))
+    {
+        return Err(format!(
+            "needs the {} integration, which organization {name} has not connected",
+            missing.label
+        ));
+    }
+    Ok(format!("organization {name} allows it"))
+}
+
+fn agent_verdict(catalog: &Catalog, data: &PolicyData, agent: &Agent, idx: usize) -> Verdict {
+    let tool = &catalog.tools[idx];
+    let name = vocab::local_name(&agent.iri);
+    let profile_iri = agent
+        .profile
+        .as_ref()
+        .or_else(|| agent.subtype.as_ref().and_then(|s| data.subtypes.get(s)));
+    if let Some(p) = profile_iri {
+        let pname = vocab::local_name(p);
+        let profile = data.profiles.get(p);
+        let listed = profile.is_some_and(|pr| {
+            pr.tools.contains(&tool.iri)
+                || tool
+                    .categories
+                    .iter()
+                    .any(|c| pr.categories.contains(&c.iri))
+        });
+        if !listed {
+            return Err(format!("not in profile {pname} of agent {name}"));
+        }
+        if profile.is_some_and(|pr| pr.read_only_only) && !tool.read_only {
+            return Err(format!("profile {pname} allows read-only tools only"));
+        }
+    }
+    if !agent.enabled.is_empty() && !agent.enabled.contains(&tool.iri) {
+        return Err(format!("not enabled for agent {name}"));
+    }
+    if let Some((_, reason)) = agent.disabled.iter().find(|(t, _)| *t == tool.iri) {
+        return Err(format!(
+            "disabled for agent {name}: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    if let Some(p) = agent.deny_patterns.iter().find(|p| glob(p, &tool.name)) {
+        return Err(format!("matches agent {name}'s deny pattern `{p}`"));
+    }
+    if agent.draft_only && !tool.read_only {
+        return Err(format!("agent {name} is draft_only: read-only tools only"));
+    }
+    Ok(match profile_iri {
+        Some(p) => format!("in profile {} of agent {name}", vocab::local_name(p)),
+        None => format!("agent {name} allows it"),
+    })
+}
+
+fn session_verdict(
+    tool: &crate::model::Tool,
+    who: &Who<'_>,
+    label: &dyn Fn(&str) -> String,
+) -> Verdict {
+    if let Some((_, why)) = who
+        .failed
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(&tool.name) || n.eq_ignore_ascii_case(&tool.id))
+    {
+        return Err(format!("failed earlier in this session: {why}"));
+    }
+    if let Some(c) = who.channel
+        && !tool.channels.is_empty()
+        && !tool.channels.iter().any(|l| l.iri == c)
+    {
+        let on: Vec<&str> = tool.channels.iter().map(|l| l.label.as_str()).collect();
+        return Err(format!(
+            "only available on {}; this conversation is on {}",
+            on.join(", "),
+            label(c)
+        ));
+    }
+    Ok(match who.channel {
+        Some(c) => format!("available on {}", label(c)),
+        None => "no session restriction".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("*_delete", "todo_delete"));
+        assert!(glob("*_DELETE", "todo_delete"));
+        assert!(!glob("*_delete", "todo_delete_all"));
+        assert!(glob("*delete*", "todo_delete_all"));
+        assert!(glob("task_?et", "task_get"));
+        assert!(glob("*", ""));
+        assert!(!glob("a*b", "ac"));
+        assert!(glob("a*b*c", "aXbYbZc"));
+    }
+
+    #[test]
+    fn caller_rejects_unknown_fields() {
+        let err = serde_json::from_str::<Caller>(r#"{"orgg": "acme"}"#).unwrap_err();
+        assert!(err.to_string().contains("orgg"), "{err}");
+        assert!(Caller::default().is_anonymous());
+    }
+}

@@ -1,0 +1,300 @@
+//! A small, stable tool set per conversation turn, within what the caller's
+//! policy allows: whole domains chosen by the message and kept in recency
+//! order ([`by_domains`]), or keyword intents ([`by_intents`]).
+//!
+//! Both narrow, never widen, the caller's scope, and both always add the
+//! universal tools the caller may see (not counted against `max_tools`).
+
+use crate::catalog::Catalog;
+use crate::extract::lemma;
+use crate::model::{Mention, MentionKind};
+use crate::policy::data::Intent;
+use crate::scope::Scope;
+use crate::vocab;
+use serde::{Deserialize, Serialize};
+
+/// How a turn's tools are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Whole domains the message is about, plus the most recent ones.
+    #[default]
+    Domains,
+    /// Keyword intents (billing, scheduling…) from the graph.
+    Intents,
+}
+
+/// Default budget of a domain selection.
+pub const MAX_TOOLS: usize = 10;
+pub const MAX_DOMAINS: usize = 3;
+/// The intent broker falls back to the whole scope below this many tools.
+pub const MIN_INTENT_TOOLS: usize = 5;
+
+/// A domain left out of a turn, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dropped {
+    pub domain: String,
+    pub reason: String,
+}
+
+/// The tools for one turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    pub tool_names: Vec<String>,
+    /// Chosen domains, most recent first (local names: `tasks`).
+    pub domains: Vec<String>,
+    pub dropped: Vec<Dropped>,
+    /// What was decided, step by step.
+    pub reasoning: Vec<String>,
+}
+
+/// What the ranking of the message says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ranking<'a> {
+    /// Ranked tool indexes, best first.
+    pub ranked: &'a [usize],
+    /// Close contenders nothing told apart (their domains all count).
+    pub contenders: &'a [usize],
+    /// Nothing fits: the ranking says nothing about domains.
+    pub abstain: bool,
+    pub mentions: &'a [Mention],
+}
+
+fn name(iri: &str) -> String {
+    vocab::local_name(iri).to_string()
+}
+
+fn push_unique(into: &mut Vec<String>, iri: &str) {
+    if !into.iter().any(|d| d == iri) {
+        into.push(iri.to_string());
+    }
+}
+
+/// The domains a message is about. The entities it names decide first: the
+/// domains of the caller's tools that act on them, in the order the message
+/// names them. Without such evidence, the ranking decides: the top match's
+/// domains, and the contenders' when the request is ambiguous.
+fn message_domains(catalog: &Catalog, scope: &Scope, ranking: &Ranking<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in ranking
+        .mentions
+        .iter()
+        .filter(|m| matches!(m.kind, MentionKind::Entity | MentionKind::Brand))
+    {
+        for r in &m.iris {
+            for i in scope.iter() {
+                let t = &catalog.tools[i];
+                if t.entities.iter().any(|e| e.weight >= 0.5 && e.iri == r.iri) {
+                    for d in &t.domains {
+                        push_unique(&mut out, &d.iri);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() && !ranking.abstain {
+        let top = ranking.ranked.first().into_iter();
+        for &i in top.chain(ranking.contenders) {
+            for d in &catalog.tools[i].domains {
+                push_unique(&mut out, &d.iri);
+            }
+        }
+    }
+    out
+}
+
+/// The caller's tools of one domain, in catalog order.
+fn domain_tools(catalog: &Catalog, scope: &Scope, domain: &str) -> Vec<usize> {
+    catalog
+        .in_domain(domain)
+        .iter()
+        .copied()
+        .filter(|&i| scope.contains(i))
+        .collect()
+}
+
+/// Domain selection: complete domains only, the message's first, then the
+/// session's most recent; whole domains are dropped, oldest first, past
+/// `max_tools` or `max_domains`. Returns the selection and the session's new
+/// recency order (the chosen domains' IRIs).
+pub(crate) fn by_domains(
+    catalog: &Catalog,
+    scope: &Scope,
+    ranking: &Ranking<'_>,
+    recent: &[String],
+    max_tools: usize,
+    max_domains: usize,
+) -> (Selection, Vec<String>) {
+    let mut reasoning = Vec::new();
+    let current = message_domains(catalog, scope, ranking);
+    if current.is_empty() {
+        reasoning.push("the message names no domain: keeping the recent ones".to_string());
+    } else {
+        let names: Vec<String> = current.iter().map(|d| name(d)).collect();
+        reasoning.push(format!("the message is about {}", names.join(", ")));
+    }
+    let mut order = current.clone();
+    for d in recent {
+        push_unique(&mut order, d);
+    }
+    let mut chosen: Vec<String> = Vec::new();
+    let mut tools: Vec<usize> = Vec::new();
+    let mut dropped = Vec::new();
+    for d in &order {
+        let members = domain_tools(catalog, scope, d);
+        if members.is_empty() {
+            continue;
+        }
+        let why = if chosen.len() >= max_domains {
+            Some(format!("over max_domains {max_domains}"))
+        } else if tools.len() + members.len() > max_tools {
+            Some(format!(
+                "its {} tools do not fit in max_tools {max_tools} ({} taken)",
+                members.len(),
+                tools.len()
+            ))
+        } else {
+            None
+        };
+        let recency = if current.contains(d) {
+            "named by this message"
+        } else {
+            "recent"
+        };
+        match why {
+            Some(reason) => {
+                reasoning.push(format!("dropped {} ({recency}): {reason}", name(d)));
+                dropped.push(Dropped {
+                    domain: name(d),
+                    reason,
+                });
+            }
+            None => {
+                reasoning.push(format!(
+                    "kept {} ({recency}, {} tools)",
+                    name(d),
+                    members.len()
+                ));
+                tools.extend(members);
+                chosen.push(d.clone());
+            }
+        }
+    }
+    let universal: Vec<usize> = scope
+        .iter()
+        .filter(|&i| catalog.tools[i].universal && !tools.contains(&i))
+        .collect();
+    if !universal.is_empty() {
+        let names: Vec<&str> = universal
+            .iter()
+            .map(|&i| catalog.tools[i].name.as_str())
+            .collect();
+        reasoning.push(format!(
+            "always available (universal): {}",
+            names.join(", ")
+        ));
+        tools.extend(universal);
+    }
+    let selection = Selection {
+        tool_names: tools
+            .iter()
+            .map(|&i| catalog.tools[i].name.clone())
+            .collect(),
+        domains: chosen.iter().map(|d| name(d)).collect(),
+        dropped,
+        reasoning,
+    };
+    (selection, chosen)
+}
+
+/// Whether `message` says `keyword`: a phrase as a substring between word
+/// boundaries, a word by its lemma.
+fn says(words: &[String], keyword: &str) -> bool {
+    if keyword.contains(' ') {
+        let hay = format!(" {} ", words.join(" "));
+        return hay.contains(&format!(" {} ", keyword.to_lowercase()));
+    }
+    let k = lemma(keyword);
+    words.iter().any(|w| lemma(w) == k)
+}
+
+/// The intent broker: the tools and categories of the intents the message's
+/// keywords name, plus the session's recent tools and the universal tools;
+/// the whole scope when no intent matches or fewer than
+/// [`MIN_INTENT_TOOLS`] remain. Returns the selection and the tools to
+/// remember as recent.
+pub(crate) fn by_intents<'a>(
+    catalog: &Catalog,
+    intents: impl IntoIterator<Item = &'a Intent>,
+    scope: &Scope,
+    message: &str,
+    recent: &[String],
+) -> (Selection, Vec<String>) {
+    let words: Vec<String> = message
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut reasoning = Vec::new();
+    let mut picked = Scope::none(catalog.tools.len());
+    let mut matched = Vec::new();
+    for intent in intents {
+        let Some(k) = intent.keywords.iter().find(|k| says(&words, k)) else {
+            continue;
+        };
+        matched.push(name(&intent.iri));
+        reasoning.push(format!("intent {} (\"{k}\")", name(&intent.iri)));
+        for i in scope.iter() {
+            let t = &catalog.tools[i];
+            if intent.tools.contains(&t.iri)
+                || t.categories
+                    .iter()
+                    .any(|c| intent.categories.contains(&c.iri))
+            {
+                picked.insert(i);
+            }
+        }
+    }
+    let intent_tools: Vec<String> = picked
+        .iter()
+        .map(|i| catalog.tools[i].name.clone())
+        .collect();
+    for r in recent {
+        if let Some(i) = catalog.find(r).filter(|&i| scope.contains(i))
+            && picked.insert(i)
+        {
+            reasoning.push(format!("kept {r} (recent)"));
+        }
+    }
+    for i in scope.iter().filter(|&i| catalog.tools[i].universal) {
+        picked.insert(i);
+    }
+    if matched.is_empty() || picked.len() < MIN_INTENT_TOOLS {
+        reasoning.push(if matched.is_empty() {
+            "no intent named: every tool the caller may use".to_string()
+        } else {
+            format!(
+                "only {} tools for {}: every tool the caller may use",
+                picked.len(),
+                matched.join(", ")
+            )
+        });
+        picked = scope.clone();
+    }
+    let mut domains: Vec<String> = Vec::new();
+    for i in picked.iter() {
+        for d in &catalog.tools[i].domains {
+            push_unique(&mut domains, &d.iri);
+        }
+    }
+    let selection = Selection {
+        tool_names: picked
+            .iter()
+            .map(|i| catalog.tools[i].name.clone())
+            .collect(),
+        domains: domains.iter().map(|d| name(d)).collect(),
+        dropped: Vec::new(),
+        reasoning,
+    };
+    (selection, intent_tools)
+}

@@ -1,0 +1,946 @@
+//! Caller scope on the bundled seeds with the real model: the layered policy
+//! by every route, goal boundaries, domain selection turn by turn, the intent
+//! broker, and a property test of the policy against an independent oracle.
+
+use crate::common::root;
+use crate::rank::real;
+use std::collections::{BTreeSet, HashMap};
+use toolgraph::graph::{Source, SourceData};
+use toolgraph::policy::Layer;
+use toolgraph::{Caller, Engine, Error, ListRequest, ResolveRequest, SearchRequest, SelectRequest};
+
+fn caller(org: Option<&str>, agent: Option<&str>) -> Caller {
+    Caller {
+        org: org.map(str::to_string),
+        agent: agent.map(str::to_string),
+        ..Caller::default()
+    }
+}
+
+fn listed(engine: &Engine, caller: &Caller) -> BTreeSet<String> {
+    engine
+        .list(&ListRequest {
+            caller: caller.clone(),
+            ..ListRequest::default()
+        })
+        .unwrap()
+        .tools
+        .into_iter()
+        .map(|t| t.tool.name)
+        .collect()
+}
+
+fn select(
+    engine: &Engine,
+    session: &str,
+    agent: Option<&str>,
+    message: &str,
+) -> toolgraph::select::Selection {
+    engine
+        .select(&SelectRequest {
+            session: session.into(),
+            message: message.into(),
+            caller: caller(None, agent),
+            ..SelectRequest::default()
+        })
+        .unwrap()
+}
+
+/// Every tool of `domain` the caller may see is in the selection.
+fn complete(engine: &Engine, agent: Option<&str>, domain: &str, tools: &[String]) {
+    let page = engine
+        .list(&ListRequest {
+            caller: caller(None, agent),
+            filter: toolgraph::ToolFilter {
+                domain: Some(domain.into()),
+                source: None,
+            },
+            ..ListRequest::default()
+        })
+        .unwrap();
+    assert!(page.total > 0, "{domain}");
+    for t in &page.tools {
+        assert!(
+            tools.contains(&t.tool.name),
+            "{domain} is not complete: {} missing from {tools:?}",
+            t.tool.name
+        );
+    }
+}
+
+#[test]
+fn domain_selection_keeps_whole_domains_in_recency_order() {
+    let e = real();
+    for agent in [Some("acme_assistant"), None] {
+        let session = format!("recency-{agent:?}");
+        let s = select(e, &session, agent, "Create a task called buy groceries");
+        assert_eq!(s.domains, ["tasks"], "{s:#?}");
+        complete(e, agent, "tasks", &s.tool_names);
+
+        let s = select(e, &session, agent, "Add a reminder for tomorrow");
+        assert_eq!(s.domains, ["reminders", "tasks"], "{s:#?}");
+        complete(e, agent, "tasks", &s.tool_names);
+        complete(e, agent, "reminders", &s.tool_names);
+
+        // max_tools 10: the two most recent domains stay, the oldest goes whole.
+        let s = select(e, &session, agent, "Set a goal to run a marathon");
+        assert_eq!(s.domains, ["goals", "reminders"], "{s:#?}");
+        assert!(s.dropped.iter().any(|d| d.domain == "tasks"), "{s:#?}");
+        assert!(
+            !s.tool_names.iter().any(|t| t.starts_with("todo_")),
+            "{s:#?}"
+        );
+
+        // A dropped domain named again comes back.
+        let s = select(e, &session, agent, "Show my tasks");
+        assert_eq!(s.domains, ["tasks", "goals"], "{s:#?}");
+        assert!(s.dropped.iter().any(|d| d.domain == "reminders"), "{s:#?}");
+        complete(e, agent, "tasks", &s.tool_names);
+        assert!(
+            s.tool_names.len() <= 10 + 1,
+            "10 + the universal tool: {s:#?}"
+        );
+        assert!(s.reasoning.iter().any(|r| r.contains("dropped reminders")));
+    }
+    let s = select(e, "delete-task", Some("acme_assistant"), "create a task");
+    assert!(s.tool_names.contains(&"todo_delete".to_string()), "{s:#?}");
+    let s = select(e, "delete-task", Some("acme_assistant"), "delete that task");
+    assert!(s.tool_names.contains(&"todo_delete".to_string()), "{s:#?}");
+    assert_eq!(s.domains[0], "tasks");
+}
+
+#[test]
+fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
+    let e = real();
+    let acme = caller(Some("acme"), None);
+    let allowed = listed(e, &acme);
+    let s = e
+        .select(&SelectRequest {
+            session: "broker".into(),
+            message: "I was charged twice, I need a refund".into(),
+            caller: acme.clone(),
+            strategy: toolgraph::select::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert!(
+        s.tool_names.contains(&"refund_payment".to_string()),
+        "{s:#?}"
+    );
+    assert!(
+        s.tool_names.contains(&"query_org_data".to_string()),
+        "universal"
+    );
+    assert!(s.tool_names.len() < allowed.len(), "{s:#?}");
+    assert!(
+        s.tool_names.iter().all(|t| allowed.contains(t)),
+        "never widens"
+    );
+    assert!(s.reasoning.iter().any(|r| r.contains("billing")), "{s:#?}");
+    // The next turn keeps the billing tools as recent tools.
+    let next = e
+        .select(&SelectRequest {
+            session: "broker".into(),
+            message: "and open a ticket about it".into(),
+            caller: acme.clone(),
+            strategy: toolgraph::select::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert!(
+        next.tool_names.contains(&"refund_payment".to_string()),
+        "{next:#?}"
+    );
+    assert!(
+        next.tool_names
+            .iter()
+            .any(|t| t.starts_with("support_ticket")),
+        "{next:#?}"
+    );
+    // No intent: everything the caller may use.
+    let general = e
+        .select(&SelectRequest {
+            session: "broker-2".into(),
+            message: "hello there".into(),
+            caller: acme,
+            strategy: toolgraph::select::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert_eq!(
+        general.tool_names.iter().cloned().collect::<BTreeSet<_>>(),
+        allowed
+    );
+    // Fewer than five tools left for the intent: everything the caller may use.
+    let support = caller(None, Some("acme_support"));
+    let few = e
+        .select(&SelectRequest {
+            session: "broker-3".into(),
+            message: "I need a refund".into(),
+            caller: support.clone(),
+            strategy: toolgraph::select::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert_eq!(
+        few.tool_names.iter().cloned().collect::<BTreeSet<_>>(),
+        listed(e, &support),
+        "{few:#?}"
+    );
+    assert!(few.reasoning.iter().any(|r| r.contains("only")), "{few:#?}");
+}
+
+const STRIPE_TOOLS: [&str; 13] = [
+    "create_payment_link",
+    "charge_card",
+    "refund_payment",
+    "create_invoice_stripe",
+    "payment_link_status_get",
+    "invoice_create",
+    "invoice_send",
+    "invoice_get",
+    "invoice_list",
+    "invoice_void",
+    "payment_create",
+    "payment_refund",
+    "payment_status_get",
+];
+
+#[test]
+fn an_org_without_stripe_never_sees_invoice_or_payment_tools_by_any_route() {
+    let e = real();
+    let cafe = caller(Some("corner_cafe"), None);
+    let acme = caller(Some("acme"), None);
+    let cafe_tools = listed(e, &cafe);
+    let acme_tools = listed(e, &acme);
+    for t in STRIPE_TOOLS {
+        assert!(!cafe_tools.contains(t), "{t} listed for corner_cafe");
+        assert!(
+            acme_tools.contains(t),
+            "{t} missing for acme (stripe connected)"
+        );
+        assert!(matches!(e.tool_for(&cafe, t), Err(Error::NotFound { .. })));
+    }
+    fn hidden(names: &mut dyn Iterator<Item = String>) -> bool {
+        for n in names {
+            if STRIPE_TOOLS.contains(&n.as_str()) {
+                return false;
+            }
+        }
+        true
+    }
+    for text in [
+        "create an invoice for the customer for $120",
+        "charge the card on file and send a payment link",
+        "refund the last payment",
+        "create_invoice_stripe",
+    ] {
+        let r = e
+            .search(&SearchRequest {
+                text: text.into(),
+                limit: 20,
+                dependencies: true,
+                caller: cafe.clone(),
+                ..SearchRequest::default()
+            })
+            .unwrap();
+        assert!(
+            hidden(&mut r.matches.iter().map(|m| m.tool.clone())),
+            "{text}"
+        );
+        assert!(hidden(
+            &mut r.matches.iter().flat_map(|m| m.prerequisites.clone())
+        ));
+        assert!(hidden(
+            &mut r
+                .clarify
+                .iter()
+                .flat_map(|c| c.contenders.iter().map(|x| x.tool.clone()))
+        ));
+        let json = serde_json::to_string(&r).unwrap();
+        for t in STRIPE_TOOLS {
+            assert!(!json.contains(&format!("\"{t}\"")), "{t} in {text}: {json}");
+        }
+        // The same request for acme finds them.
+        let r = e
+            .search(&SearchRequest {
+                text: text.into(),
+                limit: 20,
+                caller: acme.clone(),
+                ..SearchRequest::default()
+            })
+            .unwrap();
+        assert!(
+            r.matches
+                .iter()
+                .any(|m| STRIPE_TOOLS.contains(&m.tool.as_str())),
+            "{text}"
+        );
+    }
+    let r = e
+        .resolve(&ResolveRequest {
+            verb: "CREATE_INVOICE".into(),
+            context: Some("for the plumbing job, $250".into()),
+            caller: cafe.clone(),
+            ..ResolveRequest::default()
+        })
+        .unwrap();
+    assert!(r.tool.is_none_or(|t| !STRIPE_TOOLS.contains(&t.as_str())));
+    assert!(hidden(&mut r.nearest.iter().map(|m| m.tool.clone())));
+    let s = e
+        .select(&SelectRequest {
+            session: "cafe".into(),
+            message: "send the customer an invoice and a payment link".into(),
+            caller: cafe.clone(),
+            strategy: toolgraph::select::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert!(hidden(&mut s.tool_names.into_iter()));
+    let domains = e.domains(&cafe).unwrap();
+    assert!(
+        !domains.iter().any(|d| d.domain == "payments"),
+        "{domains:?}"
+    );
+    let prompt = e
+        .render_prompt(&cafe, &STRIPE_TOOLS.map(String::from), 4000)
+        .unwrap();
+    assert!(prompt.is_empty(), "{prompt}");
+    assert_eq!(e.visible(&cafe).unwrap(), cafe_tools.len());
+}
+
+#[test]
+fn a_goal_narrows_to_its_boundary_and_warns_about_its_own_tools_a_layer_removes() {
+    let e = real();
+    // Under BOOK_APPOINTMENT every match is inside the goal's boundary.
+    let booking = Caller {
+        goal: Some("BOOK_APPOINTMENT".into()),
+        ..Caller::default()
+    };
+    let r = e
+        .search(&SearchRequest {
+            text: "book the technician for Tuesday morning".into(),
+            limit: 50,
+            caller: booking.clone(),
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    assert!(!r.matches.is_empty());
+    assert!(r.matches.len() <= 20, "results under a goal are capped");
+    for m in &r.matches {
+        let x = e.explain_policy(&booking, &m.tool).unwrap();
+        let goal = x.layers.iter().find(|l| l.layer == Layer::Goal).unwrap();
+        assert!(goal.applies && goal.allowed, "{}: {goal:?}", m.tool);
+    }
+    assert!(r.matches.iter().all(|m| m.tool != "todo_delete"));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // A draft-only agent cannot book: the goal's own booking tool is removed,
+    // and the response says so.
+    let drafter = Caller {
+        agent: Some("acme_drafter".into()),
+        goal: Some("BOOK_APPOINTMENT".into()),
+        ..Caller::default()
+    };
+    let r = e
+        .search(&SearchRequest {
+            text: "book the technician for Tuesday morning".into(),
+            caller: drafter,
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.tool == "person_calendar_book")
+        .unwrap_or_else(|| panic!("{:?}", r.warnings));
+    assert_eq!(w.layer, Layer::Agent);
+    assert!(w.reason.contains("draft_only"), "{w:?}");
+    assert!(r.matches.iter().all(|m| m.tool != "person_calendar_book"));
+}
+
+#[test]
+fn a_goal_that_lists_a_tool_it_excludes_warns_instead_of_dropping_it() {
+    let engine = crate::rank::engine_with(toolgraph::Embeddings::Off);
+    let goal = r#"
+        @prefix tg: <https://toolgraph.dev/ns#> .
+        @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+        @prefix verb: <https://toolgraph.dev/verb/> .
+        @prefix ent: <https://toolgraph.dev/entity/> .
+        @prefix tool: <https://toolgraph.dev/tool/> .
+        <https://toolgraph.dev/goal/REVIEW_BOOKINGS> a tg:Goal ;
+            skos:prefLabel "review bookings" ;
+            tg:allowsOperation verb:get , verb:search , verb:list ;
+            tg:excludesOperation verb:cancel ;
+            tg:allowsEntity ent:Appointment , ent:CalendarSlot ;
+            tg:availableTool tool:person_calendar_search , tool:person_calendar_cancel .
+    "#;
+    engine
+        .load(&[Source {
+            name: "test/goal.ttl".into(),
+            data: SourceData::Turtle(goal.into()),
+        }])
+        .unwrap();
+    let c = Caller {
+        goal: Some("review_bookings".into()),
+        ..Caller::default()
+    };
+    let page = engine
+        .list(&ListRequest {
+            caller: c.clone(),
+            ..ListRequest::default()
+        })
+        .unwrap();
+    let names: Vec<&str> = page.tools.iter().map(|t| t.tool.name.as_str()).collect();
+    assert!(names.contains(&"person_calendar_search"), "{names:?}");
+    assert!(!names.contains(&"person_calendar_cancel"), "{names:?}");
+    let w = &page.warnings;
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].tool, "person_calendar_cancel");
+    assert_eq!(w[0].layer, Layer::Goal);
+    assert!(w[0].reason.contains("excluded"), "{w:?}");
+    let x = engine.explain_policy(&c, "person_calendar_cancel").unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Goal, "{x:?}");
+}
+
+#[test]
+fn explain_names_the_deciding_layer_for_allowed_and_removed_tools() {
+    let e = real();
+    let support = caller(None, Some("acme_support"));
+    let x = e.explain_policy(&support, "refund_payment").unwrap();
+    assert!(x.allowed && x.requires_approval, "{x:?}");
+    assert_eq!(x.deciding, Layer::Agent);
+    let hit = e
+        .search(&SearchRequest {
+            text: "refund the customer's payment".into(),
+            caller: support.clone(),
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    let m = hit
+        .matches
+        .iter()
+        .find(|m| m.tool == "refund_payment")
+        .unwrap();
+    assert!(m.requires_approval, "flagged in every result");
+    let x = e.explain_policy(&support, "note_create").unwrap();
+    assert!(!x.allowed);
+    assert_eq!(x.deciding, Layer::Agent, "{x:?}");
+    let x = e
+        .explain_policy(&caller(Some("corner_cafe"), None), "send_email")
+        .unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Organization, "{x:?}");
+    assert!(x.layers[1].reason.contains("Resend"), "{x:?}");
+    let voice = Caller {
+        channel: Some("voice".into()),
+        session: Some("call-1".into()),
+        ..Caller::default()
+    };
+    let x = e.explain_policy(&voice, "send_sms").unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Session, "{x:?}");
+    e.session_failed("call-1", "transfer_call", "the PBX timed out");
+    let x = e.explain_policy(&voice, "transfer_call").unwrap();
+    assert!(!x.allowed && x.layers[3].reason.contains("PBX"), "{x:?}");
+    assert!(!listed(e, &voice).contains("transfer_call"));
+    // Bad callers are errors naming the field.
+    for (c, field) in [
+        (caller(Some("nope"), None), "caller.org"),
+        (caller(None, Some("nope")), "caller.agent"),
+        (
+            caller(Some("corner_cafe"), Some("acme_support")),
+            "caller.agent",
+        ),
+    ] {
+        match e.visible(&c) {
+            Err(Error::Invalid { field: Some(f), .. }) => assert_eq!(f, field),
+            other => panic!("{c:?}: {other:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- property
+
+/// A tiny deterministic PRNG (splitmix64) so the cases are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn some<'a, T>(&mut self, items: &'a [T], percent: u64) -> Vec<&'a T> {
+        items.iter().filter(|_| self.chance(percent)).collect()
+    }
+}
+
+/// What the test knows about each tool (from the unrestricted catalog).
+#[derive(Clone)]
+struct Facts {
+    name: String,
+    read_only: bool,
+    universal: bool,
+    integrations: Vec<String>,
+    channels: Vec<String>,
+    categories: Vec<String>,
+}
+
+#[derive(Default, Clone)]
+struct OrgCfg {
+    enabled: Vec<String>,
+    disabled: Vec<String>,
+    integrations: Vec<String>,
+}
+
+#[derive(Default, Clone)]
+struct AgentCfg {
+    org: usize,
+    profile: Option<String>,
+    enabled: Vec<String>,
+    disabled: Vec<String>,
+    deny: Vec<String>,
+    draft_only: bool,
+    approval: Vec<String>,
+}
+
+struct Config {
+    allowed: Vec<String>,
+    blocked: Vec<String>,
+    orgs: Vec<OrgCfg>,
+    agents: Vec<AgentCfg>,
+}
+
+const INTEGRATIONS: [&str; 4] = ["stripe", "resend", "unsplash", "slack"];
+const CHANNELS: [&str; 5] = ["sms", "email", "whatsapp", "voice", "web"];
+const DENY: [&str; 6] = [
+    "*_delete",
+    "send_*",
+    "*payment*",
+    "todo_*",
+    "*_get",
+    "?eal_*",
+];
+
+fn random_config(rng: &mut Rng, tools: &[Facts], profiles: &[String]) -> Config {
+    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let pick = |rng: &mut Rng, p: u64| -> Vec<String> {
+        if rng.chance(60) {
+            Vec::new()
+        } else {
+            rng.some(&names, p).into_iter().cloned().collect()
+        }
+    };
+    let allowed = if rng.chance(80) {
+        Vec::new()
+    } else {
+        rng.some(&names, 85).into_iter().cloned().collect()
+    };
+    let blocked = rng.some(&names, 3).into_iter().cloned().collect();
+    let orgs = (0..3)
+        .map(|_| OrgCfg {
+            enabled: if rng.chance(75) {
+                Vec::new()
+            } else {
+                rng.some(&names, 70).into_iter().cloned().collect()
+            },
+            disabled: pick(rng, 8),
+            integrations: rng
+                .some(&INTEGRATIONS, 50)
+                .into_iter()
+                .map(|s| s.to_string())
+                .collect(),
+        })
+        .collect();
+    let agents = (0..6)
+        .map(|_| AgentCfg {
+            org: rng.below(3),
+            profile: if rng.chance(50) {
+                None
+            } else {
+                Some(profiles[rng.below(profiles.len())].clone())
+            },
+            enabled: if rng.chance(80) {
+                Vec::new()
+            } else {
+                rng.some(&names, 60).into_iter().cloned().collect()
+            },
+            disabled: pick(rng, 8),
+            deny: rng
+                .some(&DENY, 20)
+                .into_iter()
+                .map(|s| s.to_string())
+                .collect(),
+            draft_only: rng.chance(25),
+            approval: rng.some(&names, 5).into_iter().cloned().collect(),
+        })
+        .collect();
+    Config {
+        allowed,
+        blocked,
+        orgs,
+        agents,
+    }
+}
+
+fn turtle(c: &Config) -> String {
+    let tools = |l: &[String]| {
+        l.iter()
+            .map(|t| format!("tool:{t}"))
+            .collect::<Vec<_>>()
+            .join(" , ")
+    };
+    let mut out = String::from(
+        "@prefix tg: <https://toolgraph.dev/ns#> .\n@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n\
+         @prefix tool: <https://toolgraph.dev/tool/> .\n@prefix integ: <https://toolgraph.dev/integration/> .\n\
+         @prefix profile: <https://toolgraph.dev/profile/> .\n@prefix org: <https://toolgraph.dev/org/> .\n\
+         @prefix agent: <https://toolgraph.dev/agent/> .\n",
+    );
+    out.push_str("tg:platform a tg:Platform ; skos:prefLabel \"platform\"");
+    if !c.allowed.is_empty() {
+        out.push_str(&format!(" ; tg:allowsTool {}", tools(&c.allowed)));
+    }
+    for b in &c.blocked {
+        out.push_str(&format!(
+            " ; tg:blocks [ tg:tool tool:{b} ; tg:reason \"random maintenance\" ]"
+        ));
+    }
+    out.push_str(" .\n");
+    for (i, o) in c.orgs.iter().enumerate() {
+        out.push_str(&format!(
+            "org:o{i} a tg:Organization ; skos:prefLabel \"org {i}\""
+        ));
+        if !o.enabled.is_empty() {
+            out.push_str(&format!(" ; tg:enablesTool {}", tools(&o.enabled)));
+        }
+        if !o.disabled.is_empty() {
+            out.push_str(&format!(" ; tg:disablesTool {}", tools(&o.disabled)));
+        }
+        for g in &o.integrations {
+            out.push_str(&format!(" ; tg:connectedIntegration integ:{g}"));
+        }
+        out.push_str(" .\n");
+    }
+    for (i, a) in c.agents.iter().enumerate() {
+        out.push_str(&format!(
+            "agent:a{i} a tg:Agent ; skos:prefLabel \"agent {i}\" ; tg:memberOf org:o{}",
+            a.org
+        ));
+        if let Some(p) = &a.profile {
+            out.push_str(&format!(" ; tg:profile profile:{p}"));
+        }
+        if !a.enabled.is_empty() {
+            out.push_str(&format!(" ; tg:enablesTool {}", tools(&a.enabled)));
+        }
+        for d in &a.disabled {
+            out.push_str(&format!(
+                " ; tg:disables [ tg:tool tool:{d} ; tg:reason \"random\" ]"
+            ));
+        }
+        for d in &a.deny {
+            out.push_str(&format!(" ; tg:denyPattern \"{d}\""));
+        }
+        if a.draft_only {
+            out.push_str(" ; tg:autonomy \"draft_only\"");
+        }
+        if !a.approval.is_empty() {
+            out.push_str(&format!(" ; tg:requiresApprovalFor {}", tools(&a.approval)));
+        }
+        out.push_str(" .\n");
+    }
+    out
+}
+
+fn glob(p: &str, n: &str) -> bool {
+    // An independent glob: regex-free backtracking over chars.
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    go(
+        &p.chars().collect::<Vec<_>>(),
+        &n.chars().collect::<Vec<_>>(),
+    )
+}
+
+/// The oracle: which tools this caller may see, from the configuration.
+fn expected(
+    c: &Config,
+    tools: &[Facts],
+    profiles: &HashMap<String, (Vec<String>, Vec<String>, bool)>,
+    org: Option<usize>,
+    agent: Option<usize>,
+    channel: Option<&str>,
+    failed: &[String],
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for t in tools {
+        let n = &t.name;
+        let platform = (c.allowed.is_empty() || c.allowed.contains(n)) && !c.blocked.contains(n);
+        let org_ok = org.is_none_or(|o| {
+            let o = &c.orgs[o];
+            (o.enabled.is_empty() || o.enabled.contains(n))
+                && !o.disabled.contains(n)
+                && t.integrations.iter().all(|i| o.integrations.contains(i))
+        });
+        let agent_ok = agent.is_none_or(|a| {
+            let a = &c.agents[a];
+            let profile_ok = a.profile.as_ref().is_none_or(|p| {
+                let (cats, listed, ro) = &profiles[p];
+                (listed.contains(n) || t.categories.iter().any(|x| cats.contains(x)))
+                    && (!ro || t.read_only)
+            });
+            profile_ok
+                && (a.enabled.is_empty() || a.enabled.contains(n))
+                && !a.disabled.contains(n)
+                && !a.deny.iter().any(|d| glob(d, n))
+                && (!a.draft_only || t.read_only)
+        });
+        let session_ok = channel
+            .is_none_or(|ch| t.channels.is_empty() || t.channels.iter().any(|x| x == ch))
+            && !failed.contains(n);
+        if platform && org_ok && ((agent_ok && session_ok) || t.universal) {
+            out.insert(n.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn no_denied_tool_appears_by_any_route_over_10000_random_configurations() {
+    let engine = crate::rank::engine_with(toolgraph::Embeddings::Model(
+        toolgraph::embed::default_model_dir(),
+    ));
+    let all = engine.tools();
+    assert_eq!(all.len(), 180);
+    let tools: Vec<Facts> = all
+        .iter()
+        .map(|t| Facts {
+            name: t.name.clone(),
+            read_only: t.read_only,
+            universal: t.universal,
+            integrations: t
+                .integrations
+                .iter()
+                .map(|l| toolgraph::vocab::local_name(&l.iri).to_string())
+                .collect(),
+            channels: t
+                .channels
+                .iter()
+                .map(|l| toolgraph::vocab::local_name(&l.iri).to_string())
+                .collect(),
+            categories: t.categories.iter().map(|l| l.iri.clone()).collect(),
+        })
+        .collect();
+    // Profiles as the seeds define them (categories, tools, read-only-only).
+    let mut profiles: HashMap<String, (Vec<String>, Vec<String>, bool)> = HashMap::new();
+    let sparql = engine.store().sparql().unwrap();
+    if let toolgraph::graph::SparqlOutput::Solutions { rows, .. } = sparql
+        .query(
+            "PREFIX tg: <https://toolgraph.dev/ns#> SELECT ?p ?k ?v WHERE { ?p a tg:Profile . \
+             { ?p tg:includesCategory ?v BIND(\"c\" AS ?k) } UNION { ?p tg:includesTool ?v BIND(\"t\" AS ?k) } \
+             UNION { ?p tg:readOnlyOnly ?v BIND(\"r\" AS ?k) } }",
+        )
+        .unwrap()
+    {
+        for row in rows {
+            let cell = |i: usize| row[i].clone().unwrap_or_default().trim_matches(['<', '>']).to_string();
+            let p = toolgraph::vocab::local_name(&cell(0)).to_string();
+            let e = profiles.entry(p).or_default();
+            match cell(1).trim_matches('"') {
+                "c" => e.0.push(cell(2)),
+                "t" => e.1.push(toolgraph::vocab::local_name(&cell(2)).to_string()),
+                _ => e.2 = cell(2).starts_with("\"true"),
+            }
+        }
+    }
+    let profile_names: Vec<String> = profiles.keys().cloned().collect();
+    assert!(profile_names.len() >= 6);
+    let policy_source = root().join("seeds/policy.ttl").display().to_string();
+    let texts = [
+        "create an invoice for the customer",
+        "send the customer a text message that the technician is on the way",
+        "delete the reminder about the dentist",
+        "what are your opening hours",
+        "reserve a seat on Southwest flight 175 tomorrow",
+        "refund the last payment and open a support ticket",
+        "find open technician slots next Tuesday",
+        "add milk to my to-do list",
+    ];
+    let goals = [
+        "UNDERSTAND_REQUEST",
+        "BOOK_APPOINTMENT",
+        "CONFIRM_RESOLUTION",
+    ];
+    let mut rng = Rng(0x7007_6a2a);
+    let mut cases = 0usize;
+    let (configs, per_config) = (10, 1000);
+    for round in 0..configs {
+        let config = random_config(&mut rng, &tools, &profile_names);
+        engine
+            .load(&[Source {
+                name: policy_source.clone(),
+                data: SourceData::Turtle(turtle(&config)),
+            }])
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        for case in 0..per_config {
+            let org = rng.chance(80).then(|| rng.below(3));
+            let agent = if rng.chance(70) {
+                let a = rng.below(6);
+                (org.is_none() || config.agents[a].org == org.unwrap_or(0)).then_some(a)
+            } else {
+                None
+            };
+            let org = org.or(agent.map(|a| config.agents[a].org));
+            let channel = rng.chance(40).then(|| CHANNELS[rng.below(CHANNELS.len())]);
+            let session = format!("s{round}-{case}");
+            let failed: Vec<String> = rng
+                .some(&tools, 2)
+                .into_iter()
+                .map(|t| t.name.clone())
+                .collect();
+            for f in &failed {
+                engine.session_failed(&session, f, "random failure");
+            }
+            let goal = rng.chance(15).then(|| goals[rng.below(goals.len())]);
+            let c = Caller {
+                org: org.map(|o| format!("o{o}")),
+                agent: agent.map(|a| format!("a{a}")),
+                session: Some(session.clone()),
+                channel: channel.map(str::to_string),
+                goal: goal.map(str::to_string),
+            };
+            let want = expected(&config, &tools, &profiles, org, agent, channel, &failed);
+            let ctx = || format!("round {round} case {case}: {c:?}");
+
+            // Listing and counts.
+            let page = engine
+                .list(&ListRequest {
+                    caller: c.clone(),
+                    ..ListRequest::default()
+                })
+                .unwrap();
+            let got: BTreeSet<String> = page.tools.iter().map(|t| t.tool.name.clone()).collect();
+            if goal.is_none() {
+                assert_eq!(got, want, "{}", ctx());
+            } else {
+                assert!(got.is_subset(&want), "{}", ctx());
+            }
+            assert_eq!(page.total, got.len(), "{}", ctx());
+            assert_eq!(engine.visible(&c).unwrap(), got.len(), "{}", ctx());
+            let counted: usize = engine.domains(&c).unwrap().iter().map(|d| d.tools).sum();
+            let in_domains: usize = page.tools.iter().map(|t| t.tool.domains.len()).sum();
+            assert_eq!(counted, in_domains, "{}", ctx());
+            if let Some(a) = agent
+                && config.agents[a].draft_only
+            {
+                for t in &page.tools {
+                    assert!(
+                        t.tool.read_only,
+                        "draft_only got {}: {}",
+                        t.tool.name,
+                        ctx()
+                    );
+                }
+            }
+            let universal_ok = (config.allowed.is_empty()
+                || config.allowed.contains(&"query_org_data".to_string()))
+                && !config.blocked.contains(&"query_org_data".to_string())
+                && org.is_none_or(|o| {
+                    let o = &config.orgs[o];
+                    (o.enabled.is_empty() || o.enabled.iter().any(|t| t == "query_org_data"))
+                        && !o.disabled.iter().any(|t| t == "query_org_data")
+                });
+            assert_eq!(
+                got.contains("query_org_data"),
+                universal_ok,
+                "universal: {}",
+                ctx()
+            );
+            for t in &page.tools {
+                let needs = agent.is_some_and(|a| config.agents[a].approval.contains(&t.tool.name));
+                assert_eq!(t.requires_approval, needs, "{} {}", t.tool.name, ctx());
+            }
+
+            // Search: matches, explanations, clarify contenders, prerequisites.
+            let text = texts[rng.below(texts.len())];
+            let r = engine
+                .search(&SearchRequest {
+                    text: text.into(),
+                    limit: 10,
+                    dependencies: true,
+                    caller: c.clone(),
+                    ..SearchRequest::default()
+                })
+                .unwrap();
+            for m in &r.matches {
+                assert!(got.contains(&m.tool), "match {} {}", m.tool, ctx());
+                for p in &m.prerequisites {
+                    assert!(got.contains(p), "prerequisite {p} {}", ctx());
+                }
+                for p in &m.details.paths {
+                    assert!(p.explain.ends_with(&m.tool), "{} {}", p.explain, ctx());
+                }
+            }
+            for ct in r.clarify.iter().flat_map(|c| &c.contenders) {
+                assert!(got.contains(&ct.tool), "contender {} {}", ct.tool, ctx());
+            }
+            // A hidden tool looks like a missing one.
+            if let Some(hidden) = tools.iter().find(|t| !got.contains(&t.name)) {
+                assert!(matches!(
+                    engine.tool_for(&c, &hidden.name),
+                    Err(Error::NotFound { .. })
+                ));
+                let err = engine
+                    .search(&SearchRequest {
+                        text: text.into(),
+                        candidates: Some(vec![hidden.name.clone()]),
+                        caller: c.clone(),
+                        ..SearchRequest::default()
+                    })
+                    .unwrap_err()
+                    .to_string();
+                assert!(err.contains("unknown candidate"), "{err}");
+            }
+            if case % 10 == 0 {
+                let res = engine
+                    .resolve(&ResolveRequest {
+                        verb: "SEND_MESSAGE".into(),
+                        context: Some(text.into()),
+                        caller: c.clone(),
+                        ..ResolveRequest::default()
+                    })
+                    .unwrap();
+                for m in &res.nearest {
+                    assert!(got.contains(&m.tool), "resolve {} {}", m.tool, ctx());
+                }
+                let s = engine
+                    .select(&SelectRequest {
+                        session: session.clone(),
+                        message: text.into(),
+                        caller: c.clone(),
+                        ..SelectRequest::default()
+                    })
+                    .unwrap();
+                for t in &s.tool_names {
+                    assert!(got.contains(t), "select {t} {}", ctx());
+                }
+            }
+            cases += 1;
+        }
+    }
+    eprintln!("policy property: {cases} random configurations x requests checked");
+    assert_eq!(cases, 10_000);
+    // Put the seed policy back for the other tests sharing nothing (own engine).
+}
