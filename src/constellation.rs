@@ -241,6 +241,72 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
             }
         }
     }
+    let mut warnings = Vec::new();
+    if verbs.is_empty() {
+        // Last resort (imported tools must have a verb): an open-vocabulary
+        // verb from the description: its first word when it reads as one
+        // ("Provides …", "Talk to …"; not an acronym such as "API"), else the
+        // word after an early "to" ("API to monetize …"), else the name's
+        // verb slot (`grabObject`).
+        let words: Vec<&str> = desc
+            .description
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .collect();
+        let wordlike = |w: &&str| w.chars().count() >= 3 && w.chars().all(char::is_alphabetic);
+        let first = words.first().copied().filter(wordlike);
+        let acronym = |w: &str| w.chars().filter(|c| c.is_uppercase()).count() > 1;
+        let inflected = first.filter(|w| w.ends_with('s') && lemma(w) != w.to_lowercase());
+        let opening = first.filter(|w| !acronym(w));
+        let after_to = words
+            .iter()
+            .take(6)
+            .position(|w| w.eq_ignore_ascii_case("to"))
+            .and_then(|i| words.get(i + 1).copied())
+            .filter(wordlike);
+        let slot = body
+            .first()
+            .filter(|_| verb_slot)
+            .map(|t| t.lemma.clone())
+            .filter(|l| l.chars().count() >= 3 && l.chars().all(char::is_alphabetic));
+        // An agent noun says what the tool does: "Ad Generator" generates,
+        // `AppBuilder` builds.
+        let agent_noun = |w: &str| -> Option<String> {
+            let lower = w.to_lowercase();
+            let stem = lower
+                .strip_suffix("er")
+                .or_else(|| lower.strip_suffix("or"))?;
+            (lower.chars().count() >= 6 && lower.chars().all(char::is_alphabetic))
+                .then(|| lemma(&format!("{stem}ing")))
+        };
+        let doer = words
+            .iter()
+            .filter_map(|w| agent_noun(w))
+            .next()
+            .map(|l| (l, "description"))
+            .or_else(|| {
+                crate::lexical::tokenize(&desc.name)
+                    .iter()
+                    .rev()
+                    .filter_map(|t| agent_noun(t))
+                    .next()
+                    .map(|l| (l, "name"))
+            });
+        let choice = inflected
+            .or(opening)
+            .or(after_to)
+            .map(|w| (lemma(w), "description"))
+            .or_else(|| slot.map(|l| (l, "name")))
+            .or(doer);
+        if let Some((l, from)) = choice {
+            mint_verb(&l, 0.3, &mut verbs, &mut new_verbs);
+            warnings.push(format!(
+                "tool `{}`: no verb the ontology knows; minted verb:{l} from its {from}",
+                desc.name
+            ));
+            verb_lemma = Some(l);
+        }
+    }
     let object = desc_ms
         .iter()
         .enumerate()
@@ -289,6 +355,7 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
         new_verbs,
         read_only,
         depends_on: desc.depends_on.clone(),
+        warnings,
     }
 }
 
@@ -555,6 +622,38 @@ mod tests {
         assert!(iris(&c.entities).contains(&format!("{ENT}Flight").as_str()));
         assert!(iris(&c.domains).contains(&format!("{}southwest", vocab::DOMAIN).as_str()));
         assert_eq!(iris(&c.verbs), [format!("{VERB}book")]);
+    }
+
+    #[test]
+    fn a_tool_without_a_known_verb_gets_one_minted_and_a_warning() {
+        let x = fixture();
+        let c = build(
+            &desc("TimePort", "Teleports you to a moment in history"),
+            &x,
+        );
+        assert_eq!(iris(&c.verbs), [format!("{VERB}teleport")]);
+        assert!(
+            c.warnings[0].contains("verb:teleport from its description"),
+            "{:?}",
+            c.warnings
+        );
+        let c = build(&desc("ad4mat", "API to monetize outgoing traffic"), &x);
+        assert_eq!(iris(&c.verbs), [format!("{VERB}monetize")]);
+        let c = build(
+            &desc(
+                "CarYardBard",
+                "AI-Powered Car Sales Ad Generator for Dealers",
+            ),
+            &x,
+        );
+        assert_eq!(iris(&c.verbs), [format!("{VERB}generate")]);
+        let c = build(&desc("AppyPieAIAppBuilder", ""), &x);
+        assert_eq!(iris(&c.verbs), [format!("{VERB}build")]);
+        let c = build(&desc("grabObject", ""), &x);
+        assert_eq!(iris(&c.verbs), [format!("{VERB}grab")]);
+        assert!(c.warnings[0].contains("from its name"), "{:?}", c.warnings);
+        let c = build(&desc("convertCurrency", "Convert money"), &x);
+        assert!(c.warnings.is_empty());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a link in a constellation came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Provenance {
     /// Written by an ontologist (Turtle seeds) or declared in a manifest.
@@ -13,7 +13,7 @@ pub enum Provenance {
 }
 
 /// One parameter of a tool.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Param {
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -65,7 +65,7 @@ pub struct ToolDescriptor {
 }
 
 /// A link from a tool to an ontology node, with where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Link {
     pub iri: String,
     pub label: String,
@@ -75,7 +75,7 @@ pub struct Link {
 }
 
 /// What kind of span the extractor recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MentionKind {
     /// A verb label or synonym ("book", "make a reservation").
@@ -100,14 +100,14 @@ pub enum MentionKind {
 }
 
 /// An ontology node a mention resolves to, with a weight in (0, 1].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Resolved {
     pub iri: String,
     pub weight: f32,
 }
 
 /// A recognised span of the request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Mention {
     /// Byte offsets into the input, `text[start..end] == surface`.
     pub start: usize,
@@ -122,7 +122,7 @@ pub struct Mention {
 }
 
 /// A tool in the catalog snapshot, with its constellation flattened.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Tool {
     pub iri: String,
     pub id: String,
@@ -198,12 +198,18 @@ pub struct Constellation {
     pub read_only: bool,
     /// Descriptor ids this tool depends on.
     pub depends_on: Vec<String>,
+    /// What the builder had to decide for itself (a verb minted from the
+    /// name, …): reported with the load, never silent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One fact of the caller policy as the store holds it: a property of a
 /// platform, organization, agent, profile, agent subtype, goal or intent
 /// node. Classes and properties are full IRIs (`tg:Agent`, `tg:memberOf`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub struct PolicyFact {
     pub subject: String,
     pub class: String,
@@ -215,7 +221,7 @@ pub struct PolicyFact {
 }
 
 /// A seed-constraint violation found by a `queries/validate/*.rq` query.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Violation {
     /// The rule: the query's file stem (`tool_without_verb`).
     pub rule: String,

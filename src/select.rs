@@ -14,7 +14,7 @@ use crate::vocab;
 use serde::{Deserialize, Serialize};
 
 /// How a turn's tools are chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// Whole domains the message is about, plus the most recent ones.
@@ -31,14 +31,14 @@ pub const MAX_DOMAINS: usize = 3;
 pub const MIN_INTENT_TOOLS: usize = 5;
 
 /// A domain left out of a turn, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Dropped {
     pub domain: String,
     pub reason: String,
 }
 
 /// The tools for one turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Selection {
     pub tool_names: Vec<String>,
     /// Chosen domains, most recent first (local names: `tasks`).

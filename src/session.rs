@@ -77,6 +77,16 @@ impl Sessions {
     }
 }
 
+impl Sessions {
+    /// Number of live sessions.
+    pub fn len(&self) -> usize {
+        let map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        map.values()
+            .filter(|(seen, _)| seen.elapsed() <= self.ttl)
+            .count()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,10 +12,24 @@ use toolgraph::{Embeddings, Engine, EngineOptions, ListRequest, ToolFilter};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
-    /// Load the bundled ontology and seeds, then serve the HTTP API.
+    /// Load the bundled ontology and seeds, then serve the HTTP API and MCP.
     Serve {
         #[arg(long, default_value = "127.0.0.1:7878")]
         addr: String,
+        /// Keys file (JSON: [{"key", "role": "reader"|"admin", "org"?, "agent"?, "name"?}]).
+        #[arg(long, env = "TOOLGRAPH_KEYS")]
+        keys: Option<PathBuf>,
+        /// Largest request body in bytes (registration uploads: 64 MiB).
+        #[arg(long, default_value_t = 1 << 20)]
+        max_body: usize,
+        /// Seconds a request may take before it is answered 504.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// Requests served at once; more wait (up to --max-queue), then 429.
+        #[arg(long, default_value_t = 32)]
+        max_in_flight: usize,
+        #[arg(long, default_value_t = 256)]
+        max_queue: usize,
         /// Extra files or directories to load before serving.
         paths: Vec<PathBuf>,
     },
@@ -83,7 +97,18 @@ fn parse_format(f: &Option<String>) -> Result<Option<Format>> {
 
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Serve { addr, paths } => {
+        Command::Serve {
+            addr,
+            keys,
+            max_body,
+            timeout,
+            max_in_flight,
+            max_queue,
+            paths,
+        } => {
+            toolgraph::server::init_tracing();
+            let admin = std::env::var("TOOLGRAPH_ADMIN_KEY").ok();
+            let keys = toolgraph::server::Keys::load(admin.as_deref(), keys.as_deref())?;
             let engine = g.open(true)?;
             let mut all = vec![bundled("ontology"), bundled("seeds")];
             all.extend(paths);
@@ -94,7 +119,18 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 outcome.store.tools,
                 render::sync_line(outcome.embeddings.as_ref())
             );
-            toolgraph::server::serve(engine, &addr)?;
+            let options = toolgraph::server::ServeOptions {
+                keys,
+                limits: toolgraph::server::Limits {
+                    body_bytes: max_body,
+                    request_timeout: std::time::Duration::from_secs(timeout.max(1)),
+                    max_in_flight,
+                    max_queue,
+                    ..Default::default()
+                },
+                reload: all,
+            };
+            toolgraph::server::serve(engine, &addr, options)?;
         }
         Command::Load { paths, format } => {
             let engine = g.open(true)?;
@@ -114,7 +150,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             caller,
             json,
         } => {
-            let page = g.open(false)?.list(&ListRequest {
+            let engine = g.open(false)?;
+            engine.require_catalog()?;
+            let page = engine.list(&ListRequest {
                 caller: caller.caller(),
                 filter: ToolFilter { domain, source },
                 ..ListRequest::default()
@@ -141,6 +179,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::Constellation { tool, format } => {
             let engine = g.open(false)?;
+            engine.require_catalog()?;
             let Some(t) = engine.tool(&tool) else {
                 bail!("no tool named `{tool}` (see `toolgraph tools`)");
             };

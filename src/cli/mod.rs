@@ -144,6 +144,11 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
+            if let Some(toolgraph::Error::Violations(v)) = e.downcast_ref::<toolgraph::Error>() {
+                for violation in v {
+                    eprintln!("  {violation}");
+                }
+            }
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }

@@ -64,7 +64,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Policy {
             command: PolicyCommand::Explain { tool, caller, json },
         } => {
-            let e = g.open(false)?.explain_policy(&caller.caller(), &tool)?;
+            let engine = g.open(false)?;
+            engine.require_catalog()?;
+            let e = engine.explain_policy(&caller.caller(), &tool)?;
             if json {
                 print_json(&e)?;
             } else {
@@ -90,7 +92,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Domains { caller, json } => {
-            let domains = g.open(false)?.domains(&caller.caller())?;
+            let engine = g.open(false)?;
+            engine.require_catalog()?;
+            let domains = engine.domains(&caller.caller())?;
             if json {
                 print_json(&domains)?;
             } else {
@@ -111,6 +115,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 anyhow::bail!("select needs --session (the conversation)");
             };
             let engine = g.open(matches!(strategy, StrategyArg::Domains))?;
+            engine.require_catalog()?;
             let s = engine.select(&SelectRequest {
                 session,
                 message,

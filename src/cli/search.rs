@@ -86,6 +86,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         } => {
             let mode: Mode = mode.parse()?;
             let engine = g.open(mode.uses_dense())?;
+            engine.require_catalog()?;
             let req = SearchRequest {
                 text,
                 verb,
@@ -113,6 +114,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             json,
         } => {
             let engine = g.open(true)?;
+            engine.require_catalog()?;
             let r = engine.resolve(&ResolveRequest {
                 verb,
                 description,
@@ -132,7 +134,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Extract { text, json } => {
-            let mentions = g.open(false)?.extract(&text);
+            let engine = g.open(false)?;
+            engine.require_catalog()?;
+            let mentions = engine.extract(&text);
             if json {
                 print_json(&mentions)?;
             } else {

@@ -29,7 +29,7 @@ const FORMAT: u32 = 1;
 const SYNC_BATCH: usize = 32;
 
 /// What [`sync_index`] did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct SyncReport {
     /// Tools embedded now (new, changed, or all on a full re-index).
     pub embedded: usize,

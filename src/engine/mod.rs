@@ -13,7 +13,8 @@ mod requests;
 
 pub use requests::{
     Decision, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool, LoadOutcome, Match,
-    Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest, ToolFilter, ToolPage,
+    Registration, Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest,
+    ToolFilter, ToolPage,
 };
 
 use crate::catalog::Catalog;
@@ -33,7 +34,9 @@ use crate::select::{self, Ranking, Selection, Strategy};
 use crate::session::Sessions;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 /// Query embeddings kept (each ~1.5 KB).
 const QUERY_CACHE: usize = 4096;
@@ -58,6 +61,8 @@ pub struct Engine {
     snapshot: RwLock<Arc<Snapshot>>,
     last_sync: RwLock<Option<SyncReport>>,
     sessions: Sessions,
+    /// Tool embeddings computed since the start (metrics).
+    embedded: AtomicU64,
     /// Recent query embeddings (the forward pass is a search's main cost).
     queries: QueryCache,
     /// Registrations run one at a time (each builds on the snapshot the
@@ -97,6 +102,7 @@ impl Engine {
             })),
             last_sync: RwLock::new(None),
             sessions: Sessions::default(),
+            embedded: AtomicU64::new(0),
             queries: QueryCache::new(QUERY_CACHE),
             writer: Mutex::new(()),
         };
@@ -139,6 +145,10 @@ impl Engine {
             }
             None => (None, None),
         };
+        if let Some(r) = &sync {
+            self.embedded
+                .fetch_add(r.embedded as u64, Ordering::Relaxed);
+        }
         let catalog = Catalog::build(tools, lexicon, facts, vectors, self.rank.lexical_params);
         let policy = Policy::build(&catalog, &policy_facts);
         let snapshot = Arc::new(Snapshot { catalog, policy });
@@ -151,6 +161,35 @@ impl Engine {
             .write()
             .unwrap_or_else(PoisonError::into_inner) = sync.clone();
         Ok(sync)
+    }
+
+    /// Tools in the catalog (every one, whoever asks: an operator's figure).
+    pub fn catalog_size(&self) -> usize {
+        self.snapshot().catalog.tools.len()
+    }
+
+    /// Tool embeddings computed since the engine opened (not reused).
+    pub fn embeddings_computed(&self) -> u64 {
+        self.embedded.load(Ordering::Relaxed)
+    }
+
+    /// Conversations remembered.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// An error for commands that need a catalog when the store has none.
+    pub fn require_catalog(&self) -> Result<()> {
+        if self.catalog_size() == 0 && self.snapshot().catalog.lexicon_entries().is_empty() {
+            let place = self
+                .data_dir
+                .as_ref()
+                .map_or_else(|| "memory".to_string(), |d| d.display().to_string());
+            return Err(Error::Unavailable(format!(
+                "the store at {place} is empty: fill it with `toolgraph load ontology seeds` (or serve it with scripts/serve.sh)"
+            )));
+        }
+        Ok(())
     }
 
     /// The last embedding sync (index health).
@@ -229,9 +268,154 @@ impl Engine {
         })
     }
 
+    /// Registers one manifest or Turtle text as source `source` (default: a
+    /// name derived from the content, so the same text twice is one source),
+    /// all or nothing; only changed tools are re-embedded.
+    pub fn register_text(
+        &self,
+        source: Option<&str>,
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Registration> {
+        let name = match source {
+            Some(s) if s.trim().is_empty() || s.len() > 256 || s.contains(char::is_control) => {
+                return Err(Error::invalid_field(
+                    "source",
+                    "a source name is 1 to 256 printable characters",
+                ));
+            }
+            Some(s) => s.trim().to_string(),
+            None => {
+                use sha2::Digest;
+                let digest = sha2::Sha256::digest(text.as_bytes());
+                let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+                let ext = match format {
+                    Some(Format::Turtle) => ".ttl",
+                    Some(Format::Jsonl) => ".jsonl",
+                    _ => "",
+                };
+                format!("api/{hex}{ext}")
+            }
+        };
+        let input = import::parse_input(&name, text, format)?;
+        let sources = self.sources(vec![input])?;
+        let warnings: Vec<String> = sources
+            .iter()
+            .filter_map(|s| match &s.data {
+                SourceData::Constellations(items) => Some(items),
+                SourceData::Turtle(_) => None,
+            })
+            .flatten()
+            .flat_map(|c| c.warnings.iter().cloned())
+            .collect();
+        let (store, embeddings) = self.load(&sources)?;
+        let tools = self.snapshot().catalog.of_source(&name).len();
+        Ok(Registration {
+            source: name,
+            tools,
+            store,
+            embeddings,
+            warnings,
+        })
+    }
+
+    /// Removes a tool (every statement about it). A tool other tools depend
+    /// on is refused, naming them.
+    pub fn remove_tool(&self, key: &str) -> Result<()> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let idx = c.find(key).ok_or_else(|| Error::not_found("tool", key))?;
+        let tool = &c.tools[idx];
+        let dependents: Vec<&str> = c
+            .tools
+            .iter()
+            .filter(|t| {
+                t.depends_on
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&tool.name))
+            })
+            .map(|t| t.name.as_str())
+            .collect();
+        if !dependents.is_empty() {
+            return Err(Error::Conflict(format!(
+                "`{}` is a prerequisite of {}: remove or change those first",
+                tool.name,
+                dependents.join(", ")
+            )));
+        }
+        let iri = [tool.iri.clone()];
+        let name = tool.name.clone();
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.store
+            .apply(&crate::graph::Change {
+                remove_tools: &iri,
+                check: self.strict,
+                ..Default::default()
+            })
+            .map_err(|e| match e {
+                // A profile, goal or policy still names it.
+                Error::Violations(v) => Error::Conflict(format!(
+                    "`{name}` is still referenced: {}",
+                    v.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )),
+                other => other,
+            })?;
+        drop(snap);
+        self.refresh()?;
+        Ok(())
+    }
+
+    /// Reloads files and directories (the ontology and seeds) as one change:
+    /// every file replaces its source, and sources that came from these
+    /// directories but no longer exist on disk are removed. Returns the load
+    /// and the removed sources.
+    pub fn reload(&self, paths: &[PathBuf]) -> Result<(LoadOutcome, Vec<String>)> {
+        let files = import::collect_files(paths)?;
+        let sources = self.prepare(&files, None)?;
+        let present: std::collections::HashSet<String> =
+            sources.iter().map(|s| s.name.clone()).collect();
+        let roots: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let stale: Vec<String> = self
+            .store
+            .sources()?
+            .into_iter()
+            .filter(|s| !present.contains(s))
+            .filter(|s| roots.iter().any(|r| s.starts_with(&format!("{r}/"))))
+            .collect();
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let store = self.store.apply(&crate::graph::Change {
+            load: &sources,
+            unload: &stale,
+            check: self.strict,
+            ..Default::default()
+        })?;
+        let embeddings = self.refresh()?;
+        Ok((
+            LoadOutcome {
+                store,
+                embeddings,
+                files: files.iter().map(|f| f.display().to_string()).collect(),
+            },
+            stale,
+        ))
+    }
+
+    /// A read-only SPARQL query over the store, cancelled after `limit`.
+    pub fn sparql(&self, query: &str, limit: Duration) -> Result<crate::graph::SparqlOutput> {
+        let sparql = self
+            .store
+            .sparql()
+            .ok_or_else(|| Error::Unavailable("this store does not answer SPARQL".into()))?;
+        sparql.query_within(query, Some(limit))
+    }
+
     /// What `caller` may see in `snapshot` (a request without a caller is
     /// judged by the platform layer alone).
     fn access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
+        let _stage = tracing::info_span!("stage", stage = "scope").entered();
         let failed = match &caller.session {
             Some(s) => self.sessions.get(s).failed,
             None => Vec::new(),
@@ -408,16 +592,26 @@ impl Engine {
         };
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let limit = access.cap.map_or(limit, |cap| limit.min(cap));
-        let query = Query::parse(
-            catalog,
-            &req.text,
-            req.verb.as_deref(),
-            req.mode,
-            self.rank.steps,
-        );
+        let query = {
+            let _stage = tracing::info_span!("stage", stage = "extract").entered();
+            Query::parse(
+                catalog,
+                &req.text,
+                req.verb.as_deref(),
+                req.mode,
+                self.rank.steps,
+            )
+        };
         let ranked = self.rank(catalog, &scope, &query, vector, limit)?;
+        let mut matches = self.matches(catalog, &access, &ranked, req.dependencies);
+        if !req.explain {
+            for m in &mut matches {
+                m.details.paths.clear();
+                m.details.matched.clear();
+            }
+        }
         Ok(SearchResponse {
-            matches: self.matches(catalog, &access, &ranked, req.dependencies),
+            matches,
             ambiguous: ranked.clarify.is_some(),
             clarify: ranked.clarify,
             abstain: ranked.abstain,
@@ -437,8 +631,12 @@ impl Engine {
         vector: Option<Vec<f32>>,
         limit: usize,
     ) -> Result<Ranked> {
-        let hits = self.graph_hits(catalog, scope, query)?;
+        let hits = {
+            let _stage = tracing::info_span!("stage", stage = "graph").entered();
+            self.graph_hits(catalog, scope, query)?
+        };
         let dense = query.mode.uses_dense() && catalog.vectors.is_some();
+        let _embed = tracing::info_span!("stage", stage = "dense").entered();
         let (vector, step_vectors) = match &self.embedder {
             Some(embedder) if dense => {
                 let v = match vector {
@@ -470,6 +668,7 @@ impl Engine {
             }
             _ => (None, Vec::new()),
         };
+        drop(_embed);
         let inputs = Inputs {
             hits: &hits,
             vector: vector.as_deref(),

@@ -52,7 +52,8 @@ impl EngineOptions {
 }
 
 /// A search request.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// Free-text context ("Southwest flight 175 tomorrow").
     #[serde(default)]
@@ -74,10 +75,33 @@ pub struct SearchRequest {
     /// Who is asking: the policy fixes which tools they may see.
     #[serde(default)]
     pub caller: Caller,
+    /// Include each match's graph paths and matched terms (default true);
+    /// the channel scores and `decided_by` are always there.
+    #[serde(default = "yes")]
+    pub explain: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for SearchRequest {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            verb: None,
+            mode: Mode::default(),
+            limit: 0,
+            candidates: None,
+            dependencies: false,
+            caller: Caller::default(),
+            explain: true,
+        }
+    }
 }
 
 /// One ranked tool.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Match {
     /// The tool's callable name.
     pub tool: String,
@@ -99,7 +123,7 @@ pub struct Match {
 }
 
 /// The answer to a search.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SearchResponse {
     pub matches: Vec<Match>,
     /// Close candidates that nothing in the request tells apart.
@@ -116,7 +140,8 @@ pub struct SearchResponse {
 }
 
 /// `resolve` input: a verb the planner wants to execute.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ResolveRequest {
     pub verb: String,
     #[serde(default)]
@@ -127,7 +152,7 @@ pub struct ResolveRequest {
     pub caller: Caller,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// A catalog tool does it: call that instead.
@@ -137,7 +162,7 @@ pub enum Decision {
 }
 
 /// `resolve` output.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Resolution {
     pub decision: Decision,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,7 +173,7 @@ pub struct Resolution {
 }
 
 /// Which tools a listing keeps.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ToolFilter {
     /// A domain: IRI, local name (`travel`) or label.
     #[serde(default)]
@@ -183,7 +208,7 @@ pub struct ListRequest {
 }
 
 /// A tool as one caller sees it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ListedTool {
     #[serde(flatten)]
     pub tool: Tool,
@@ -193,7 +218,7 @@ pub struct ListedTool {
 }
 
 /// One page of a listing.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ToolPage {
     pub tools: Vec<ListedTool>,
     /// Tools the caller may see under the filter, over all pages.
@@ -204,7 +229,7 @@ pub struct ToolPage {
 }
 
 /// A domain and how many of its tools a caller may see.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DomainCount {
     /// Local name (`travel`): `domain:travel` in the grouping.
     pub domain: String,
@@ -214,7 +239,7 @@ pub struct DomainCount {
 }
 
 /// One conversation turn to choose tools for.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectRequest {
     pub session: String,
@@ -229,4 +254,19 @@ pub struct SelectRequest {
     /// Default 3 (domain selection).
     #[serde(default)]
     pub max_domains: Option<usize>,
+}
+
+/// What a registration did.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Registration {
+    /// The source the tools are registered under.
+    pub source: String,
+    /// Tools this source now holds.
+    pub tools: usize,
+    pub store: LoadReport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<SyncReport>,
+    /// What the importer had to decide for itself (a verb minted from a
+    /// tool's name, …).
+    pub warnings: Vec<String>,
 }

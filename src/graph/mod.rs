@@ -29,8 +29,21 @@ pub enum SourceData {
     Constellations(Vec<Constellation>),
 }
 
+/// One change of the store, applied in one transaction: sources to load
+/// (replacing those of the same name), sources to unload, tools to remove
+/// (every statement about them, in whichever source), and whether to check
+/// the seed constraints.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Change<'a> {
+    pub load: &'a [Source],
+    pub unload: &'a [String],
+    /// Tool IRIs.
+    pub remove_tools: &'a [String],
+    pub check: bool,
+}
+
 /// What a load did.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LoadReport {
     pub sources: usize,
     pub quads_before: usize,
@@ -39,7 +52,19 @@ pub struct LoadReport {
 }
 
 /// How a request node reached a tool in the graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Relation {
     /// The tool performs the requested verb.
@@ -75,7 +100,7 @@ pub struct GraphHit {
 }
 
 /// Tabular result of a read-only SPARQL query.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum SparqlOutput {
     Solutions {
@@ -101,14 +126,35 @@ pub struct OntologyFacts {
 /// The store behind the engine. Implementations are `Send + Sync` and
 /// every method is one consistent read or one transaction.
 pub trait GraphStore: Send + Sync + std::fmt::Debug {
-    /// Replaces the given sources in one transaction. When any source fails to
-    /// parse or the result violates a seed constraint, nothing changes.
-    fn load(&self, sources: &[Source]) -> Result<LoadReport>;
+    /// Applies one change in one transaction: when any source fails to
+    /// parse or (with `check`) the result violates a seed constraint,
+    /// nothing changes.
+    fn apply(&self, change: &Change<'_>) -> Result<LoadReport>;
+    /// Replaces the given sources, checking the seed constraints.
+    fn load(&self, sources: &[Source]) -> Result<LoadReport> {
+        self.apply(&Change {
+            load: sources,
+            check: true,
+            ..Change::default()
+        })
+    }
     /// Like [`GraphStore::load`] without the seed constraints (benchmark
     /// catalogs, `validate`, which reports violations instead).
-    fn load_unchecked(&self, sources: &[Source]) -> Result<LoadReport>;
-    /// Removes sources (their curated and extracted graphs) in one transaction.
-    fn unload(&self, names: &[String]) -> Result<LoadReport>;
+    fn load_unchecked(&self, sources: &[Source]) -> Result<LoadReport> {
+        self.apply(&Change {
+            load: sources,
+            ..Change::default()
+        })
+    }
+    /// Removes sources (their curated and extracted graphs).
+    fn unload(&self, names: &[String]) -> Result<LoadReport> {
+        self.apply(&Change {
+            unload: names,
+            ..Change::default()
+        })
+    }
+    /// The names of the sources in the store.
+    fn sources(&self) -> Result<Vec<String>>;
     /// Number of quads.
     fn len(&self) -> Result<usize>;
     fn is_empty(&self) -> Result<bool> {
@@ -141,5 +187,10 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
 /// A store that answers read-only SPARQL from users.
 pub trait Sparql {
     /// Runs one query; updates are refused.
-    fn query(&self, query: &str) -> Result<SparqlOutput>;
+    fn query(&self, query: &str) -> Result<SparqlOutput> {
+        self.query_within(query, None)
+    }
+    /// Runs one query, cancelled after `limit` (an `Unavailable` error).
+    fn query_within(&self, query: &str, limit: Option<std::time::Duration>)
+    -> Result<SparqlOutput>;
 }

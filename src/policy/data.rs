@@ -167,10 +167,8 @@ impl PolicyData {
                         _ => {}
                     }
                 }
-                tg::CHANNEL => {
-                    if d.channels.last() != Some(&f.subject) {
-                        d.channels.push(f.subject.clone());
-                    }
+                tg::CHANNEL if d.channels.last() != Some(&f.subject) => {
+                    d.channels.push(f.subject.clone());
                 }
                 _ => {}
             }

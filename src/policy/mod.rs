@@ -37,7 +37,7 @@ use std::collections::HashMap;
 /// Who is asking. Every field is optional: a request without a caller is
 /// judged by the platform layer alone. Names are local names (`acme`), labels
 /// or IRIs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Caller {
     /// The organization (`acme`); implied by the agent when absent.
@@ -66,7 +66,19 @@ impl Caller {
 }
 
 /// A policy layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     Platform,
@@ -90,7 +102,7 @@ impl std::fmt::Display for Layer {
 
 /// A tool the caller's goal names that a layer removed: said, never dropped
 /// silently.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Warning {
     pub tool: String,
     pub layer: Layer,
@@ -98,7 +110,7 @@ pub struct Warning {
 }
 
 /// One layer's verdict on one tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LayerVerdict {
     pub layer: Layer,
     /// False when the caller gives nothing this layer judges (no agent…).
@@ -108,7 +120,7 @@ pub struct LayerVerdict {
 }
 
 /// Why a caller may or may not see one tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Explanation {
     pub tool: String,
     pub allowed: bool,
@@ -503,10 +515,8 @@ impl Policy {
             .find(|v| !v.allowed)
             .or_else(|| layers.iter().rev().find(|v| v.applies))
             .map_or(Layer::Platform, |v| v.layer);
-        let requires_approval = allowed
-            && who
-                .agent
-                .is_some_and(|a| a.approval.iter().any(|t| *t == tool.iri));
+        let requires_approval =
+            allowed && who.agent.is_some_and(|a| a.approval.contains(&tool.iri));
         Explanation {
             tool: tool.name.clone(),
             allowed,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
 
 /// One side of an ambiguity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Contender {
     pub tool: String,
     /// Labels of the graph facts only this contender has.
@@ -16,7 +16,7 @@ pub struct Contender {
 }
 
 /// Returned when close candidates stay close: what would decide.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Clarify {
     /// A one-line question a planner can ask ("a restaurant table or an airline seat?").
     pub question: String,

@@ -24,7 +24,9 @@ use crate::graph::Relation;
 use serde::{Deserialize, Serialize};
 
 /// Which channels rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Graph + dense + lexical, fused (the default).
@@ -132,7 +134,7 @@ impl Default for RankConfig {
 }
 
 /// One graph path that contributed to a tool's graph score.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GraphPath {
     /// The request text that produced the node.
     pub mention: String,
@@ -154,7 +156,7 @@ pub struct GraphPath {
 }
 
 /// Why a tool scored what it scored. Every match carries one.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ScoreDetails {
     /// Graph evidence coverage: share of the request's verb/entity evidence
     /// the tool's constellation explains, minus sibling conflicts.

@@ -72,17 +72,26 @@ pub(crate) fn run(
     let explicit = query.verb_mentions.len();
     let graph = |mentions: &[crate::model::Mention]| -> GraphScores {
         if mode.uses_graph() {
+            let _stage = tracing::info_span!("stage", stage = "graph").entered();
             graph_scores(catalog, mentions, explicit, inputs.hits)
         } else {
             GraphScores::default()
         }
     };
+    let dense = |v: Option<&[f32]>| {
+        let _stage = tracing::info_span!("stage", stage = "dense").entered();
+        v.and_then(|v| catalog.cosines(v))
+    };
+    let lexical = |text: &str| {
+        let _stage = tracing::info_span!("stage", stage = "lexical").entered();
+        catalog.bm25.scores(text)
+    };
     let mentions = query.mentions();
     let whole = Channels::new(
         graph(&mentions),
-        inputs.vector.and_then(|v| catalog.cosines(v)),
+        dense(inputs.vector),
         if mode.uses_lexical() || mode.uses_graph() {
-            catalog.bm25.scores(&query.text)
+            lexical(&query.text)
         } else {
             Vec::new()
         },
@@ -105,6 +114,7 @@ pub(crate) fn run(
         .collect();
     let exact: HashSet<usize> = query.exact.iter().copied().collect();
 
+    let fuse = tracing::info_span!("stage", stage = "fuse").entered();
     // Every tool's best score over the whole request and its steps (a step
     // must beat the whole by `step_discount`), and each step's best tool.
     let mut keys: Vec<Key> = Vec::with_capacity(scope.len());
@@ -187,7 +197,9 @@ pub(crate) fn run(
         }
     }
 
+    drop(fuse);
     let clarify = if mode.uses_graph() {
+        let _stage = tracing::info_span!("stage", stage = "disambiguate").entered();
         disambiguate(catalog, &mut scored, &mentions, cfg)
     } else {
         None

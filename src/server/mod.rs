@@ -1,104 +1,346 @@
-//! HTTP API (axum): the async shell around the sync engine. Engine calls
-//! run on the blocking pool; error statuses come from one table
-//! ([`error`]); 5xx details are logged, not sent.
+//! The service: axum around the sync engine. One module per resource under
+//! `v1/`, the MCP endpoint beside them (`mcp.rs`), the error table
+//! (`error.rs`), keys (`auth.rs`), metrics (`metrics.rs`) and the OpenAPI
+//! document generated from the handlers (`openapi.rs`).
+//!
+//! Every request gets an id (the `x-request-id` header, every log line),
+//! goes through the key check (401/403), the concurrency limit (queued, or
+//! 429 past the queue), the time limit (504) and the body limit (413); engine
+//! calls run on the blocking pool. Shutdown on SIGTERM or Ctrl-C lets
+//! requests in flight finish.
 
+mod auth;
 mod error;
+mod health;
+mod mcp;
+pub(crate) mod metrics;
+mod openapi;
+mod v1;
 
-use crate::engine::{Engine, Resolution, ResolveRequest, SearchRequest, SearchResponse};
-use crate::error::Error;
-use crate::model::Tool;
-use axum::extract::{Path, State};
+pub use auth::{KeyEntry, Keys, Principal, Role};
+pub use error::{ApiError, ErrorBody, ErrorDetail};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
-struct ApiError(Error);
+/// How much one server takes on.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body (bytes); registration uploads take `upload_bytes`.
+    pub body_bytes: usize,
+    pub upload_bytes: usize,
+    /// A request that takes longer is answered 504 (its blocking work is
+    /// not interrupted).
+    pub request_timeout: Duration,
+    /// Requests served at once; more wait in a queue.
+    pub max_in_flight: usize,
+    /// Requests that may wait; past this a request is answered 429.
+    pub max_queue: usize,
+    /// A read-only SPARQL query is cancelled after this.
+    pub sparql_timeout: Duration,
+}
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, _code) = error::status_and_code(&self.0);
-        let message = if status.is_server_error() {
-            tracing::error!("internal error: {}", self.0);
-            "internal error".to_string()
-        } else {
-            self.0.to_string()
-        };
-        (status, Json(serde_json::json!({ "error": message }))).into_response()
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            body_bytes: 1 << 20,
+            upload_bytes: 64 << 20,
+            request_timeout: Duration::from_secs(30),
+            max_in_flight: 32,
+            max_queue: 256,
+            sparql_timeout: Duration::from_secs(10),
+        }
     }
 }
 
-type Shared = Arc<Engine>;
+/// How to serve.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    pub keys: Keys,
+    pub limits: Limits,
+    /// What `POST /v1/reload` reloads (the ontology and seeds directories).
+    pub reload: Vec<PathBuf>,
+}
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
-) -> Result<T, ApiError> {
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    pub engine: Arc<Engine>,
+    pub keys: Keys,
+    pub limits: Limits,
+    pub reload: Vec<PathBuf>,
+    permits: Semaphore,
+    waiting: AtomicUsize,
+}
+
+pub(crate) type Shared = Arc<AppState>;
+
+/// Runs sync engine work on the blocking pool.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> std::result::Result<T, ApiError> {
     match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(ApiError),
-        Err(e) => Err(ApiError(Error::Store(format!("worker failed: {e}")))),
+        Ok(r) => r.map_err(ApiError::from),
+        Err(e) => Err(ApiError::from(Error::Unavailable(format!(
+            "worker failed: {e}"
+        )))),
     }
 }
 
-async fn health(State(engine): State<Shared>) -> Json<serde_json::Value> {
-    let tools = engine.tools().len();
-    Json(serde_json::json!({ "status": "ok", "tools": tools, "index": engine.last_sync() }))
+tokio::task_local! {
+    /// The id of the request being served (error bodies carry it).
+    pub(crate) static REQUEST_ID: String;
 }
 
-async fn tools(State(engine): State<Shared>) -> Json<Vec<Tool>> {
-    Json(engine.tools())
+fn new_request_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let seed = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!(
+        "{:016x}",
+        seed.rotate_left(17) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    )
 }
 
-async fn tool(
-    State(engine): State<Shared>,
-    Path(name): Path<String>,
-) -> Result<Json<Tool>, ApiError> {
-    engine
-        .tool(&name)
-        .map(Json)
-        .ok_or_else(|| ApiError(Error::invalid(format!("no tool named `{name}`"))))
+/// Request id, span, metrics; the id also goes into error bodies.
+async fn observe(req: Request, next: Next) -> Response {
+    let id = new_request_id();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let method = req.method().to_string();
+    let span = tracing::info_span!("request", id = %id, method = %method, route = %route);
+    let started = Instant::now();
+    let mut resp = {
+        use tracing::Instrument;
+        REQUEST_ID
+            .scope(id.clone(), async move {
+                one_error_shape(next.run(req).await).await
+            })
+            .instrument(span.clone())
+            .await
+    };
+    let status = resp.status().as_u16();
+    let seconds = started.elapsed().as_secs_f64();
+    metrics::global().request(&method, &route, status, seconds);
+    span.in_scope(|| {
+        if status >= 500 {
+            tracing::error!(status, ms = seconds * 1000.0, "answered");
+        } else {
+            tracing::debug!(status, ms = seconds * 1000.0, "answered");
+        }
+    });
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        resp.headers_mut().insert("x-request-id", v);
+    }
+    resp
 }
 
-async fn search(
-    State(engine): State<Shared>,
-    Json(req): Json<SearchRequest>,
-) -> Result<Json<SearchResponse>, ApiError> {
-    blocking(move || engine.search(&req)).await.map(Json)
+/// Answers that left axum or a layer as plain text (405, a rejected path,
+/// the MCP transport's 4xx) get the one JSON error shape too.
+async fn one_error_shape(resp: Response) -> Response {
+    let status = resp.status();
+    let json = resp
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let code = match status {
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::NOT_ACCEPTABLE => "not_acceptable",
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
+        s if s.is_server_error() => "internal",
+        _ => "invalid_request",
+    };
+    let message = if text.is_empty() || status.is_server_error() {
+        status
+            .canonical_reason()
+            .unwrap_or("request failed")
+            .to_string()
+    } else {
+        text
+    };
+    let mut out = ApiError::new(status, code, message).into_response();
+    for (k, v) in &parts.headers {
+        if k != axum::http::header::CONTENT_TYPE && k != axum::http::header::CONTENT_LENGTH {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    out
 }
 
-async fn resolve(
-    State(engine): State<Shared>,
-    Json(req): Json<ResolveRequest>,
-) -> Result<Json<Resolution>, ApiError> {
-    blocking(move || engine.resolve(&req)).await.map(Json)
+/// The key check: the principal goes into the request's extensions.
+async fn authenticate(State(state): State<Shared>, mut req: Request, next: Next) -> Response {
+    match state.keys.check(&req) {
+        Ok(p) => {
+            req.extensions_mut().insert(p);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
-/// The routes, for tests and embedding in another server.
-pub fn router(engine: Arc<Engine>) -> Router {
+/// The concurrency limit (queue, then 429) and the time limit (504).
+async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Response {
+    let waiting = state.waiting.fetch_add(1, Ordering::SeqCst);
+    if waiting >= state.limits.max_queue + state.limits.max_in_flight {
+        state.waiting.fetch_sub(1, Ordering::SeqCst);
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            "the server is at its concurrency limit and its queue is full; retry shortly",
+        );
+        e.retry_after = Some(1);
+        return e.into_response();
+    }
+    let timeout = state.limits.request_timeout;
+    let answer = tokio::time::timeout(timeout, async {
+        let _permit = state.permits.acquire().await;
+        next.run(req).await
+    })
+    .await;
+    state.waiting.fetch_sub(1, Ordering::SeqCst);
+    match answer {
+        Ok(resp) => resp,
+        Err(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "timeout",
+            format!("the request took longer than {} s", timeout.as_secs_f32()),
+        )
+        .into_response(),
+    }
+}
+
+/// The whole API: `/v1`, `/mcp`, health, metrics, the OpenAPI document.
+pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Router {
+    let state: Shared = Arc::new(AppState {
+        engine,
+        keys: options.keys,
+        permits: Semaphore::new(options.limits.max_in_flight.max(1)),
+        limits: options.limits,
+        reload: options.reload,
+        waiting: AtomicUsize::new(0),
+    });
+    let api = v1::routes(state.clone())
+        .merge(mcp::routes(state.clone()))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authenticate,
+        ));
     Router::new()
-        .route("/health", get(health))
-        .route("/tools", get(tools))
-        .route("/tools/{name}", get(tool))
-        .route("/search", post(search))
-        .route("/resolve", post(resolve))
-        .with_state(engine)
+        .merge(api)
+        .merge(health::routes(state.clone()))
+        .merge(openapi::routes())
+        .fallback(|| async {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no such route (see /openapi.json)",
+            )
+        })
+        .layer(axum::middleware::from_fn(observe))
 }
 
-/// Serves the API on `addr` until Ctrl-C.
-pub fn serve(engine: Engine, addr: &str) -> crate::error::Result<()> {
+/// Waits for SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing the requests in flight");
+}
+
+/// Serves the API on `addr` until SIGTERM or Ctrl-C. Without keys the
+/// server is open, so it only binds to loopback.
+pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
+    let socket: SocketAddr = addr
+        .parse()
+        .map_err(|e| Error::invalid_field("addr", format!("`{addr}` is not HOST:PORT: {e}")))?;
+    if options.keys.is_open() && !socket.ip().is_loopback() {
+        return Err(Error::Forbidden(format!(
+            "refusing to serve on {addr} without keys: set TOOLGRAPH_ADMIN_KEY or --keys FILE, or bind to 127.0.0.1"
+        )));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Unavailable(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
+        let listener = tokio::net::TcpListener::bind(socket)
             .await
-            .map_err(|e| Error::invalid(format!("cannot listen on {addr}: {e}")))?;
-        eprintln!("toolgraph serving on http://{addr} (POST /search, POST /resolve, GET /tools, GET /health)");
-        axum::serve(listener, router(Arc::new(engine)))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
+            .map_err(|e| Error::Unavailable(format!("cannot listen on {addr}: {e}")))?;
+        if options.keys.is_open() {
+            tracing::warn!(
+                "no key configured: the API is OPEN to anyone who can reach {addr} (loopback only); set TOOLGRAPH_ADMIN_KEY or --keys FILE"
+            );
+        }
+        tracing::info!("toolgraph serving on http://{addr} (API under /v1, MCP at /mcp, docs at /openapi.json)");
+        axum::serve(listener, router(Arc::new(engine), options))
+            .with_graceful_shutdown(shutdown_signal())
             .await
             .map_err(|e| Error::Unavailable(format!("server failed: {e}")))
     })
+}
+
+/// Installs logging (`RUST_LOG`, default `info`) and the stage timings.
+pub fn init_tracing() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(filter),
+        )
+        .with(metrics::StageTimings)
+        .try_init();
 }

@@ -142,6 +142,9 @@ fn every_validation_rule_fires_on_its_fixture() {
         ("broader_cycle", "/entity/LoopA"),
         ("instance_without_class", "/brand/Orphan"),
         ("undefined_profile_tool", "/profile/fixture"),
+        ("undefined_policy_tool", "/org/fixture_org"),
+        ("undefined_policy_reference", "/org/fixture_org"),
+        ("agent_policy", "/agent/no_org"),
     ];
     for (rule, subject) in expect {
         assert!(
@@ -157,6 +160,16 @@ fn every_validation_rule_fires_on_its_fixture() {
             .iter()
             .any(|v| v.subject.ends_with("/tool/bad_entity") && v.rule == "tool_without_verb")
     );
+    let agent: Vec<&str> = violations
+        .iter()
+        .filter(|v| v.rule == "agent_policy")
+        .map(|v| v.message.as_str())
+        .collect();
+    assert!(
+        agent.iter().any(|m| m.contains("no tg:memberOf")),
+        "{agent:?}"
+    );
+    assert!(agent.iter().any(|m| m.contains("reckless")), "{agent:?}");
 }
 
 fn answers(store: &OxigraphStore) -> Vec<String> {

@@ -6,12 +6,12 @@
 //! graphs; the graph name is the provenance of each link.
 
 use super::{
-    GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, Source, SourceData, Sparql,
+    Change, GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, SourceData, Sparql,
 };
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation};
 use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
-use oxigraph::model::NamedNode;
+use oxigraph::model::{NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
 use oxigraph::store::{Store, Transaction};
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +32,7 @@ const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
 const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
+const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
 pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
@@ -198,10 +199,43 @@ fn parse_bool(s: Option<&String>) -> Option<bool> {
 }
 
 impl OxigraphStore {
-    fn load_inner(&self, sources: &[Source], check: bool) -> Result<LoadReport> {
+    fn tool_count(&self) -> Result<usize> {
+        Ok(self
+            .select_fixed(Q_TOOL_COUNT)?
+            .first()
+            .and_then(|r| r.get("n"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Every statement about `tool` (and its parameter nodes), in any graph.
+    fn tool_quads(&self, transaction: &Transaction<'_>, tool: &str) -> Result<Vec<Quad>> {
+        let subject = nn(tool)?;
+        let mut out = Vec::new();
+        let mut blanks = Vec::new();
+        for q in transaction.quads_for_pattern(Some(subject.as_ref().into()), None, None, None) {
+            let q = q.map_err(store_err)?;
+            if let Term::BlankNode(b) = &q.object {
+                blanks.push((b.clone(), q.graph_name.clone()));
+            }
+            out.push(q);
+        }
+        for (b, g) in blanks {
+            for q in
+                transaction.quads_for_pattern(Some(b.as_ref().into()), None, None, Some(g.as_ref()))
+            {
+                out.push(q.map_err(store_err)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl GraphStore for OxigraphStore {
+    fn apply(&self, change: &Change<'_>) -> Result<LoadReport> {
         // Parse everything before touching the store.
-        let mut parsed = Vec::with_capacity(sources.len());
-        for source in sources {
+        let mut parsed = Vec::with_capacity(change.load.len());
+        for source in change.load {
             let quads = match &source.data {
                 SourceData::Turtle(text) => parse_turtle(&source.name, text)?,
                 SourceData::Constellations(items) => constellation_quads(&source.name, items)?,
@@ -210,15 +244,23 @@ impl OxigraphStore {
         }
         let quads_before = self.len()?;
         let mut transaction = self.store.start_transaction().map_err(store_err)?;
-        for (name, quads) in &parsed {
+        let replaced = parsed.iter().map(|(name, _)| *name);
+        for name in replaced.chain(change.unload.iter().map(String::as_str)) {
             for graph in [source_graph(name), extracted_graph(name)] {
                 transaction
                     .remove_named_graph(&nn(&graph)?)
                     .map_err(store_err)?;
             }
+        }
+        for (_, quads) in &parsed {
             transaction.extend(quads.iter());
         }
-        let violations = if check {
+        for tool in change.remove_tools {
+            for q in self.tool_quads(&transaction, tool)? {
+                transaction.remove(&q);
+            }
+        }
+        let violations = if change.check {
             Self::violations_in(&transaction)?
         } else {
             Vec::new()
@@ -231,40 +273,25 @@ impl OxigraphStore {
         #[cfg(feature = "rocksdb")]
         self.store.flush().map_err(store_err)?;
         Ok(LoadReport {
-            sources: sources.len(),
+            sources: change.load.len() + change.unload.len(),
             quads_before,
             quads_after: self.len()?,
-            tools: self.select_fixed(Q_TOOLS)?.len(),
+            tools: self.tool_count()?,
         })
     }
-}
 
-impl GraphStore for OxigraphStore {
-    fn load(&self, sources: &[Source]) -> Result<LoadReport> {
-        self.load_inner(sources, true)
-    }
-
-    fn load_unchecked(&self, sources: &[Source]) -> Result<LoadReport> {
-        self.load_inner(sources, false)
-    }
-
-    fn unload(&self, names: &[String]) -> Result<LoadReport> {
-        let quads_before = self.len()?;
-        let mut transaction = self.store.start_transaction().map_err(store_err)?;
-        for name in names {
-            for graph in [source_graph(name), extracted_graph(name)] {
-                transaction
-                    .remove_named_graph(&nn(&graph)?)
-                    .map_err(store_err)?;
-            }
-        }
-        transaction.commit().map_err(store_err)?;
-        Ok(LoadReport {
-            sources: names.len(),
-            quads_before,
-            quads_after: self.len()?,
-            tools: self.select_fixed(Q_TOOLS)?.len(),
-        })
+    fn sources(&self) -> Result<Vec<String>> {
+        let mut out: Vec<String> = self
+            .store
+            .named_graphs()
+            .filter_map(|g| match g {
+                Ok(oxigraph::model::NamedOrBlankNode::NamedNode(n)) => source_name(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     fn len(&self) -> Result<usize> {
@@ -541,6 +568,7 @@ impl GraphStore for OxigraphStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Source;
 
     #[test]
     fn lexicon_reads_verbs_entities_and_instances() {

@@ -5,10 +5,11 @@ use super::{OxigraphStore, nn};
 use crate::error::{Error, Result};
 use crate::graph::{Sparql, SparqlOutput};
 use oxigraph::model::Term;
-use oxigraph::sparql::{QueryResults, SparqlEvaluator};
+use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::GroundTerm;
 use std::collections::HashMap;
+use std::time::Duration;
 
 pub(super) fn sparql_err(e: impl std::fmt::Display) -> Error {
     Error::Sparql(e.to_string())
@@ -95,9 +96,21 @@ pub(super) fn collect_rows(results: QueryResults<'_>) -> Result<Rows> {
 }
 
 pub(super) fn prepared(query: spargebra::Query) -> oxigraph::sparql::PreparedSparqlQuery {
+    prepared_with(query, None)
+}
+
+/// The query over the union of all graphs, cancellable with `token`.
+fn prepared_with(
+    query: spargebra::Query,
+    token: Option<CancellationToken>,
+) -> oxigraph::sparql::PreparedSparqlQuery {
     // Built without oxigraph's http-client feature: SERVICE calls fail
     // instead of reaching the network.
-    let mut q = SparqlEvaluator::new().for_query(query);
+    let mut evaluator = SparqlEvaluator::new();
+    if let Some(t) = token {
+        evaluator = evaluator.with_cancellation_token(t);
+    }
+    let mut q = evaluator.for_query(query);
     q.dataset_mut().set_default_graph_as_union();
     q
 }
@@ -108,8 +121,33 @@ pub(super) fn parse_fixed(query: &str) -> Result<spargebra::Query> {
         .map_err(sparql_err)
 }
 
+/// Cancels a query's token when `limit` passes before the query ends.
+struct Watchdog {
+    done: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Watchdog {
+    fn start(token: CancellationToken, limit: Duration) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(limit) {
+                token.cancel();
+            }
+        });
+        Self { done: Some(tx) }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.done.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
 impl Sparql for OxigraphStore {
-    fn query(&self, query: &str) -> Result<SparqlOutput> {
+    fn query_within(&self, query: &str, limit: Option<Duration>) -> Result<SparqlOutput> {
         let parsed = match spargebra::SparqlParser::new().parse_query(query) {
             Ok(q) => q,
             Err(e) => {
@@ -122,16 +160,28 @@ impl Sparql for OxigraphStore {
                 return Err(Error::invalid_field("query", e.to_string()));
             }
         };
-        match prepared(parsed)
+        let token = CancellationToken::new();
+        let _watchdog = limit.map(|l| Watchdog::start(token.clone(), l));
+        let timed_out = |e: &dyn std::fmt::Display| {
+            if token.is_cancelled() {
+                Error::Unavailable(format!(
+                    "the query ran longer than {:.1} s and was cancelled",
+                    limit.map_or(0.0, |l| l.as_secs_f32())
+                ))
+            } else {
+                sparql_err(e)
+            }
+        };
+        let results = prepared_with(parsed, Some(token.clone()))
             .on_store(&self.store)
             .execute()
-            .map_err(sparql_err)?
-        {
+            .map_err(|e| timed_out(&e))?;
+        match results {
             QueryResults::Boolean(b) => Ok(SparqlOutput::Boolean(b)),
             QueryResults::Graph(triples) => {
                 let mut lines = Vec::new();
                 for t in triples {
-                    lines.push(format!("{} .", t.map_err(sparql_err)?));
+                    lines.push(format!("{} .", t.map_err(|e| timed_out(&e))?));
                 }
                 Ok(SparqlOutput::Graph(lines))
             }
@@ -143,7 +193,7 @@ impl Sparql for OxigraphStore {
                     .collect();
                 let mut rows = Vec::new();
                 for solution in solutions {
-                    let solution = solution.map_err(sparql_err)?;
+                    let solution = solution.map_err(|e| timed_out(&e))?;
                     rows.push(
                         vars.iter()
                             .map(|v| solution.get(v.as_str()).map(|t| t.to_string()))
