@@ -143,6 +143,8 @@ fn acknowledged_registrations_survive_kill_9() {
     let args = ["--data", d.as_str(), "--no-embed"];
     let mut server = Server::start(&args, &[]);
     let a = server.addr;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = done.clone();
     let writer = std::thread::spawn(move || {
         let mut acknowledged = Vec::new();
         for i in 0..200 {
@@ -160,13 +162,26 @@ fn acknowledged_registrations_survive_kill_9() {
                 )
             });
             match r {
-                Ok(resp) if resp.status == 200 => acknowledged.push(name),
+                Ok(resp) if resp.status == 200 => {
+                    acknowledged.push(name);
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
                 _ => break,
             }
         }
         acknowledged
     });
-    std::thread::sleep(Duration::from_millis(2500));
+    // Kill once a few registrations are acknowledged (however slow the
+    // machine), while the next one is in flight.
+    let start = std::time::Instant::now();
+    while done.load(std::sync::atomic::Ordering::SeqCst) < 5 {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "fewer than 5 registrations acknowledged in 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     server.kill9();
     let acknowledged = writer.join().unwrap();
     assert!(
