@@ -235,7 +235,7 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
             // a common verb, or the word the name starts with (`acquireCustomers`
             // / "Acquire new customers"): both are verbs with little doubt
             let name_first = verb_slot && body.first().is_some_and(|t| t.lemma == l);
-            if words::is_common_verb(&l) || name_first {
+            if !words::is_stop(&l) && (words::is_common_verb(&l) || name_first) {
                 mint_verb(&l, 0.4, &mut verbs, &mut new_verbs);
                 verb_lemma = Some(l);
             }
@@ -253,7 +253,12 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
             .split_whitespace()
             .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
             .collect();
-        let wordlike = |w: &&str| w.chars().count() >= 3 && w.chars().all(char::is_alphabetic);
+        // never a function word ("The AI has to …" must not mint verb:the)
+        let wordlike = |w: &&str| {
+            w.chars().count() >= 3
+                && w.chars().all(char::is_alphabetic)
+                && !words::is_stop(&w.to_lowercase())
+        };
         let first = words.first().copied().filter(wordlike);
         let acronym = |w: &str| w.chars().filter(|c| c.is_uppercase()).count() > 1;
         let inflected = first.filter(|w| w.ends_with('s') && lemma(w) != w.to_lowercase());
@@ -268,14 +273,17 @@ pub fn build(desc: &ToolDescriptor, x: &Extractor) -> Constellation {
             .first()
             .filter(|_| verb_slot)
             .map(|t| t.lemma.clone())
-            .filter(|l| l.chars().count() >= 3 && l.chars().all(char::is_alphabetic));
+            .filter(|l| {
+                l.chars().count() >= 3 && l.chars().all(char::is_alphabetic) && !words::is_stop(l)
+            });
         // An agent noun says what the tool does: "Ad Generator" generates,
-        // `AppBuilder` builds.
+        // `AppBuilder` builds, "Ad Assistant" assists.
         let agent_noun = |w: &str| -> Option<String> {
             let lower = w.to_lowercase();
             let stem = lower
                 .strip_suffix("er")
-                .or_else(|| lower.strip_suffix("or"))?;
+                .or_else(|| lower.strip_suffix("or"))
+                .or_else(|| lower.strip_suffix("ant"))?;
             (lower.chars().count() >= 6 && lower.chars().all(char::is_alphabetic))
                 .then(|| lemma(&format!("{stem}ing")))
         };
@@ -396,6 +404,10 @@ fn add_mention_entities(
 }
 
 fn mint_verb(l: &str, w: f32, verbs: &mut Links, new_verbs: &mut Vec<NewTerm>) {
+    // a function word is never a verb ("The AI has to …")
+    if words::is_stop(l) {
+        return;
+    }
     let Some(iri) = vocab::mint(vocab::VERB, l) else {
         return;
     };
@@ -654,6 +666,17 @@ mod tests {
         assert!(c.warnings[0].contains("from its name"), "{:?}", c.warnings);
         let c = build(&desc("convertCurrency", "Convert money"), &x);
         assert!(c.warnings.is_empty());
+        // a function word never becomes a verb
+        let c = build(
+            &desc(
+                "word_sneak",
+                "The AI has to sneak 3 secret words into your conversation.",
+            ),
+            &x,
+        );
+        assert_eq!(iris(&c.verbs), [format!("{VERB}sneak")]);
+        let c = build(&desc("RoboAd", "Your AI powered Ad Assistant!"), &x);
+        assert_eq!(iris(&c.verbs), [format!("{VERB}assist")]);
     }
 
     #[test]
