@@ -2,10 +2,12 @@
 //! lexical and vector indexes, ontology facts. Built after every change and
 //! swapped in whole, so readers never see a half-updated catalog.
 
+mod paths;
+
 use crate::embed::Vectors;
 use crate::error::{Error, Result};
 use crate::extract::{Extractor, Lexicon};
-use crate::graph::OntologyFacts;
+use crate::graph::{OntologyFacts, ToolLink};
 use crate::lexical::{Bm25, NameIndex, tokenize};
 use crate::model::{LexEntry, Tool};
 use crate::scope::Scope;
@@ -33,6 +35,8 @@ pub(crate) struct Catalog {
     /// `dependsOn` edges between tool indexes, built once per snapshot.
     pub deps: petgraph::graphmap::DiGraphMap<usize, ()>,
     pub labels: HashMap<String, String>,
+    /// The graph channel's adjacency (verbs, entities, ontology hierarchy).
+    pub paths: paths::Paths,
 }
 
 /// The text BM25 indexes for a tool: name (split), description and, with
@@ -52,7 +56,14 @@ pub(crate) fn lexical_text(tool: &Tool, params: bool) -> String {
 impl Catalog {
     /// An empty snapshot (before the first load).
     pub fn empty() -> Self {
-        Self::build(Vec::new(), Vec::new(), OntologyFacts::default(), None, true)
+        Self::build(
+            Vec::new(),
+            Vec::new(),
+            OntologyFacts::default(),
+            &[],
+            None,
+            true,
+        )
     }
 
     /// Cosine of a request vector with every tool, in tool order (0 for a
@@ -76,6 +87,7 @@ impl Catalog {
         tools: Vec<Tool>,
         lexicon: Vec<LexEntry>,
         facts: OntologyFacts,
+        links: &[ToolLink],
         vectors: Option<Vectors>,
         lexical_params: bool,
     ) -> Self {
@@ -126,8 +138,14 @@ impl Catalog {
             }
             None => vec![None; tools.len()],
         };
+        let paths = paths::Paths::build(links, &facts, &by_iri);
+        // skos:broader and instanceOf parents together, in one sorted order
+        let mut parents: Vec<(String, String)> =
+            facts.broader.into_iter().chain(facts.instance_of).collect();
+        parents.sort();
+        parents.dedup();
         let mut broader: HashMap<String, Vec<String>> = HashMap::new();
-        for (a, b) in facts.broader {
+        for (a, b) in parents {
             broader.entry(a).or_default().push(b);
         }
         let labels = facts.labels.into_iter().collect();
@@ -156,6 +174,7 @@ impl Catalog {
             broader,
             deps,
             labels,
+            paths,
         }
     }
 

@@ -4,11 +4,14 @@
 //!
 //! A read takes the current snapshot, asks the policy for the caller's
 //! [`Access`] (the tools it may see, fixed before anything ranks), gathers
-//! what the pipeline needs (graph hits in scope from the store, the query
-//! vectors from the embedder), runs the ranking pipeline and turns its answer
-//! into [`Match`]es. Ranking lives in `rank/`, the layers in `policy/`, turn
-//! selection in `select.rs`.
+//! what the pipeline needs (graph paths in scope from the snapshot, the
+//! query vectors from the embedder), runs the ranking pipeline and turns its
+//! answer into [`Match`]es. Ranking lives in `rank/`, the layers in
+//! `policy/`, turn selection in `select.rs`; registration in `register.rs`,
+//! policy-filtered catalog reads in `reads.rs`.
 
+mod reads;
+mod register;
 mod requests;
 
 pub use requests::{
@@ -18,25 +21,20 @@ pub use requests::{
 };
 
 use crate::catalog::Catalog;
-use crate::constellation;
 use crate::embed::{Embedder, FastEmbedder, QueryCache, SyncReport, sync_vectors};
 use crate::error::{Error, Result};
-use crate::extract::{Extractor, Lexicon};
-use crate::graph::{GraphHit, GraphStore, LoadReport, Source, SourceData};
-use crate::import::{self, Format, Input};
-use crate::model::{Constellation, Mention, Tool};
-use crate::policy::{Access, Caller, Explanation, Policy};
+use crate::graph::{GraphHit, GraphStore};
+use crate::model::Mention;
+use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Inputs, Ranked};
 use crate::rank::query::Query;
 use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
 use crate::select::{self, Ranking, Selection, Strategy};
 use crate::session::Sessions;
-use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::Duration;
 
 /// Query embeddings kept (each ~1.5 KB).
 const QUERY_CACHE: usize = 4096;
@@ -129,6 +127,7 @@ impl Engine {
         let tools = self.store.tools()?;
         let lexicon = self.store.lexicon()?;
         let facts = self.store.ontology()?;
+        let links = self.store.links()?;
         let policy_facts = self.store.policy()?;
         let (vectors, sync) = match &self.embedder {
             Some(embedder) => {
@@ -149,7 +148,14 @@ impl Engine {
             self.embedded
                 .fetch_add(r.embedded as u64, Ordering::Relaxed);
         }
-        let catalog = Catalog::build(tools, lexicon, facts, vectors, self.rank.lexical_params);
+        let catalog = Catalog::build(
+            tools,
+            lexicon,
+            facts,
+            &links,
+            vectors,
+            self.rank.lexical_params,
+        );
         let policy = Policy::build(&catalog, &policy_facts);
         let snapshot = Arc::new(Snapshot { catalog, policy });
         *self
@@ -200,218 +206,6 @@ impl Engine {
             .clone()
     }
 
-    /// Reads and parses files into store sources (nothing is written).
-    pub fn prepare(&self, files: &[PathBuf], format: Option<Format>) -> Result<Vec<Source>> {
-        self.sources(import::read_files(files, format)?)
-    }
-
-    /// Turns parsed inputs into store sources: Turtle as it is, manifests as
-    /// constellations built with the snapshot's lexicon plus the lexicon of
-    /// any Turtle in the same batch.
-    pub fn sources(&self, inputs: Vec<Input>) -> Result<Vec<Source>> {
-        let mut sources = Vec::with_capacity(inputs.len());
-        let mut manifests = Vec::new();
-        for input in inputs {
-            match input {
-                Input::Turtle { name, text } => sources.push(Source {
-                    name,
-                    data: SourceData::Turtle(text),
-                }),
-                Input::Manifest { name, tools } => manifests.push((name, tools)),
-            }
-        }
-        if manifests.is_empty() {
-            return Ok(sources);
-        }
-        let snapshot = self.snapshot();
-        let mut lexicon = snapshot.catalog.lexicon_entries().to_vec();
-        if !sources.is_empty() {
-            let scratch = crate::graph::OxigraphStore::memory()?;
-            scratch.load_unchecked(&sources)?;
-            lexicon.extend(scratch.lexicon()?);
-        }
-        let extractor = Extractor::new(Lexicon::new(lexicon));
-        for (name, descriptors) in manifests {
-            let items: Vec<Constellation> = descriptors
-                .par_iter()
-                .map(|d| constellation::build(d, &extractor))
-                .collect();
-            sources.push(Source {
-                name,
-                data: SourceData::Constellations(items),
-            });
-        }
-        Ok(sources)
-    }
-
-    /// Loads sources in one transaction (all or nothing), then refreshes
-    /// the snapshot (re-embedding only what changed).
-    pub fn load(&self, sources: &[Source]) -> Result<(LoadReport, Option<SyncReport>)> {
-        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let report = if self.strict {
-            self.store.load(sources)?
-        } else {
-            self.store.load_unchecked(sources)?
-        };
-        Ok((report, self.refresh()?))
-    }
-
-    /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
-    pub fn load_paths(&self, paths: &[PathBuf], format: Option<Format>) -> Result<LoadOutcome> {
-        let files = import::collect_files(paths)?;
-        let sources = self.prepare(&files, format)?;
-        let (store, embeddings) = self.load(&sources)?;
-        Ok(LoadOutcome {
-            store,
-            embeddings,
-            files: files.iter().map(|f| f.display().to_string()).collect(),
-        })
-    }
-
-    /// Registers one manifest or Turtle text as source `source` (default: a
-    /// name derived from the content, so the same text twice is one source),
-    /// all or nothing; only changed tools are re-embedded.
-    pub fn register_text(
-        &self,
-        source: Option<&str>,
-        text: &str,
-        format: Option<Format>,
-    ) -> Result<Registration> {
-        let name = match source {
-            Some(s) if s.trim().is_empty() || s.len() > 256 || s.contains(char::is_control) => {
-                return Err(Error::invalid_field(
-                    "source",
-                    "a source name is 1 to 256 printable characters",
-                ));
-            }
-            Some(s) => s.trim().to_string(),
-            None => {
-                use sha2::Digest;
-                let digest = sha2::Sha256::digest(text.as_bytes());
-                let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-                let ext = match format {
-                    Some(Format::Turtle) => ".ttl",
-                    Some(Format::Jsonl) => ".jsonl",
-                    _ => "",
-                };
-                format!("api/{hex}{ext}")
-            }
-        };
-        let input = import::parse_input(&name, text, format)?;
-        let sources = self.sources(vec![input])?;
-        let warnings: Vec<String> = sources
-            .iter()
-            .filter_map(|s| match &s.data {
-                SourceData::Constellations(items) => Some(items),
-                SourceData::Turtle(_) => None,
-            })
-            .flatten()
-            .flat_map(|c| c.warnings.iter().cloned())
-            .collect();
-        let (store, embeddings) = self.load(&sources)?;
-        let tools = self.snapshot().catalog.of_source(&name).len();
-        Ok(Registration {
-            source: name,
-            tools,
-            store,
-            embeddings,
-            warnings,
-        })
-    }
-
-    /// Removes a tool (every statement about it). A tool other tools depend
-    /// on is refused, naming them.
-    pub fn remove_tool(&self, key: &str) -> Result<()> {
-        let snap = self.snapshot();
-        let c = &snap.catalog;
-        let idx = c.find(key).ok_or_else(|| Error::not_found("tool", key))?;
-        let tool = &c.tools[idx];
-        let dependents: Vec<&str> = c
-            .tools
-            .iter()
-            .filter(|t| {
-                t.depends_on
-                    .iter()
-                    .any(|d| d.eq_ignore_ascii_case(&tool.name))
-            })
-            .map(|t| t.name.as_str())
-            .collect();
-        if !dependents.is_empty() {
-            return Err(Error::Conflict(format!(
-                "`{}` is a prerequisite of {}: remove or change those first",
-                tool.name,
-                dependents.join(", ")
-            )));
-        }
-        let iri = [tool.iri.clone()];
-        let name = tool.name.clone();
-        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        self.store
-            .apply(&crate::graph::Change {
-                remove_tools: &iri,
-                check: self.strict,
-                ..Default::default()
-            })
-            .map_err(|e| match e {
-                // A profile, goal or policy still names it.
-                Error::Violations(v) => Error::Conflict(format!(
-                    "`{name}` is still referenced: {}",
-                    v.iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )),
-                other => other,
-            })?;
-        drop(snap);
-        self.refresh()?;
-        Ok(())
-    }
-
-    /// Reloads files and directories (the ontology and seeds) as one change:
-    /// every file replaces its source, and sources that came from these
-    /// directories but no longer exist on disk are removed. Returns the load
-    /// and the removed sources.
-    pub fn reload(&self, paths: &[PathBuf]) -> Result<(LoadOutcome, Vec<String>)> {
-        let files = import::collect_files(paths)?;
-        let sources = self.prepare(&files, None)?;
-        let present: std::collections::HashSet<String> =
-            sources.iter().map(|s| s.name.clone()).collect();
-        let roots: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let stale: Vec<String> = self
-            .store
-            .sources()?
-            .into_iter()
-            .filter(|s| !present.contains(s))
-            .filter(|s| roots.iter().any(|r| s.starts_with(&format!("{r}/"))))
-            .collect();
-        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let store = self.store.apply(&crate::graph::Change {
-            load: &sources,
-            unload: &stale,
-            check: self.strict,
-            ..Default::default()
-        })?;
-        let embeddings = self.refresh()?;
-        Ok((
-            LoadOutcome {
-                store,
-                embeddings,
-                files: files.iter().map(|f| f.display().to_string()).collect(),
-            },
-            stale,
-        ))
-    }
-
-    /// A read-only SPARQL query over the store, cancelled after `limit`.
-    pub fn sparql(&self, query: &str, limit: Duration) -> Result<crate::graph::SparqlOutput> {
-        let sparql = self
-            .store
-            .sparql()
-            .ok_or_else(|| Error::Unavailable("this store does not answer SPARQL".into()))?;
-        sparql.query_within(query, Some(limit))
-    }
-
     /// What `caller` may see in `snapshot` (a request without a caller is
     /// judged by the platform layer alone).
     fn access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
@@ -421,133 +215,6 @@ impl Engine {
             None => Vec::new(),
         };
         snapshot.policy.resolve(&snapshot.catalog, caller, &failed)
-    }
-
-    /// How many tools `caller` may see (the policy resolution alone).
-    pub fn visible(&self, caller: &Caller) -> Result<usize> {
-        let snap = self.snapshot();
-        Ok(self.access(&snap, caller)?.scope.len())
-    }
-
-    /// Every tool the platform allows (an anonymous caller's listing).
-    pub fn tools(&self) -> Vec<Tool> {
-        self.list(&ListRequest::default())
-            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
-            .unwrap_or_default()
-    }
-
-    /// The tools a caller may see, filtered by domain and/or source, one page.
-    pub fn list(&self, req: &ListRequest) -> Result<ToolPage> {
-        let snap = self.snapshot();
-        let c = &snap.catalog;
-        let access = self.access(&snap, &req.caller)?;
-        let mut scope = access.scope.clone();
-        if let Some(d) = &req.filter.domain {
-            scope.intersect(&Scope::of(c.tools.len(), c.in_domain(d).iter().copied()));
-        }
-        if let Some(s) = &req.filter.source {
-            scope.intersect(&Scope::of(c.tools.len(), c.of_source(s).iter().copied()));
-        }
-        let limit = if req.limit == 0 {
-            usize::MAX
-        } else {
-            req.limit
-        };
-        let tools = scope
-            .iter()
-            .skip(req.offset)
-            .take(limit)
-            .filter_map(|i| {
-                Some(ListedTool {
-                    tool: c.tools.get(i)?.clone(),
-                    requires_approval: access.approval.contains(i),
-                })
-            })
-            .collect();
-        Ok(ToolPage {
-            tools,
-            total: scope.len(),
-            offset: req.offset,
-            warnings: access.warnings,
-        })
-    }
-
-    /// The tools of one domain and/or one source the platform allows.
-    pub fn tools_where(&self, filter: &ToolFilter) -> Vec<Tool> {
-        let req = ListRequest {
-            filter: filter.clone(),
-            ..ListRequest::default()
-        };
-        self.list(&req)
-            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
-            .unwrap_or_default()
-    }
-
-    /// One tool (by name, id or IRI) as `caller` sees it; a tool the caller
-    /// may not see is not found, like a missing one.
-    pub fn tool_for(&self, caller: &Caller, key: &str) -> Result<ListedTool> {
-        let snap = self.snapshot();
-        let access = self.access(&snap, caller)?;
-        snap.catalog
-            .find(key)
-            .filter(|&i| access.scope.contains(i))
-            .and_then(|i| {
-                Some(ListedTool {
-                    tool: snap.catalog.tools.get(i)?.clone(),
-                    requires_approval: access.approval.contains(i),
-                })
-            })
-            .ok_or_else(|| Error::not_found("tool", key))
-    }
-
-    /// One tool the platform allows, by name, id or IRI.
-    pub fn tool(&self, key: &str) -> Option<Tool> {
-        self.tool_for(&Caller::default(), key).ok().map(|t| t.tool)
-    }
-
-    /// The domains a caller may see tools of, with how many (`domain:X`
-    /// grouping, from `tg:inDomain`), largest first.
-    pub fn domains(&self, caller: &Caller) -> Result<Vec<DomainCount>> {
-        let snap = self.snapshot();
-        let c = &snap.catalog;
-        let access = self.access(&snap, caller)?;
-        let mut out: Vec<DomainCount> = c
-            .by_domain
-            .iter()
-            .map(|(iri, tools)| DomainCount {
-                domain: crate::vocab::local_name(iri).to_string(),
-                iri: iri.clone(),
-                label: c.label(iri),
-                tools: tools.iter().filter(|&&i| access.scope.contains(i)).count(),
-            })
-            .filter(|d| d.tools > 0)
-            .collect();
-        out.sort_by(|a, b| b.tools.cmp(&a.tools).then(a.domain.cmp(&b.domain)));
-        Ok(out)
-    }
-
-    /// Each policy layer's verdict on one tool for `caller` (an operator's
-    /// view: it names tools the caller may not see).
-    pub fn explain_policy(&self, caller: &Caller, tool: &str) -> Result<Explanation> {
-        let snap = self.snapshot();
-        let idx = snap
-            .catalog
-            .find(tool)
-            .ok_or_else(|| Error::not_found("tool", tool))?;
-        let failed = match &caller.session {
-            Some(s) => self.sessions.get(s).failed,
-            None => Vec::new(),
-        };
-        snap.policy.explain(&snap.catalog, caller, &failed, idx)
-    }
-
-    /// Records that `tool` failed in `session`: hidden for the rest of it.
-    pub fn session_failed(&self, session: &str, tool: &str, reason: &str) {
-        self.sessions.update(session, |s| {
-            if !s.failed.iter().any(|(t, _)| t.eq_ignore_ascii_case(tool)) {
-                s.failed.push((tool.to_string(), reason.to_string()));
-            }
-        });
     }
 
     /// Mentions the extractor finds in a text.
@@ -689,14 +356,9 @@ impl Engine {
     /// (filtered by index after the query, never pasted into it).
     fn graph_hits(&self, catalog: &Catalog, scope: &Scope, query: &Query) -> Result<Vec<GraphHit>> {
         let nodes = pipeline::graph_nodes(query);
-        let mut hits = self.store.candidates(&nodes)?;
-        hits.retain(|h| {
-            catalog
-                .by_iri
-                .get(&h.tool)
-                .is_some_and(|&i| scope.contains(i))
-        });
-        Ok(hits)
+        Ok(catalog
+            .paths
+            .candidates(&nodes, scope, |i| catalog.tools[i].iri.as_str()))
     }
 
     fn matches(

@@ -1,6 +1,6 @@
 //! The graph store: tools as entity constellations, behind one trait.
 //!
-//! The trait speaks domain terms (load, tools, candidates, constellation,
+//! The trait speaks domain terms (load, tools, links, constellation,
 //! validate), never query strings: the oxigraph backend runs the SPARQL in
 //! `queries/`, a Neo4j backend will run Cypher behind the same trait. This
 //! module depends only on `model`, `vocab` and `error`.
@@ -117,10 +117,37 @@ pub enum SparqlOutput {
 pub struct OntologyFacts {
     /// Entity/verb IRI -> its skos:broader parents.
     pub broader: Vec<(String, String)>,
+    /// Named instance -> its class (`tg:instanceOf`).
+    pub instance_of: Vec<(String, String)>,
     /// Pairs of sibling classes (both directions present).
     pub siblings: Vec<(String, String)>,
     /// Node IRI -> preferred label.
     pub labels: Vec<(String, String)>,
+}
+
+/// The edges of a tool's constellation the graph channel walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkKind {
+    /// `tg:performs` a verb.
+    Performs,
+    /// `tg:primaryEntity`.
+    PrimaryEntity,
+    /// `tg:actsOn` an entity.
+    ActsOn,
+    /// `tg:mentions` an entity (its text names it).
+    Mentions,
+    /// A `tg:parameter` whose `tg:paramEntity` is the target.
+    ParamEntity,
+}
+
+/// One edge from a tool to an ontology node, with its provenance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolLink {
+    pub tool: String,
+    pub kind: LinkKind,
+    pub target: String,
+    /// From the `#extracted` graph (the importer's guess), not curated.
+    pub extracted: bool,
 }
 
 /// The store behind the engine. Implementations are `Send + Sync` and
@@ -166,10 +193,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn lexicon(&self) -> Result<Vec<LexEntry>>;
     /// Hierarchy, siblings and labels of ontology nodes.
     fn ontology(&self) -> Result<OntologyFacts>;
-    /// Graph paths from request nodes (verbs, entities, instances) to every
-    /// tool they reach. The caller filters them to its scope by tool index:
-    /// an allowed set is never pasted into the query.
-    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>>;
+    /// Every tool's verb, entity, mention and parameter-entity edges: the
+    /// snapshot walks them in memory for the graph channel.
+    fn links(&self) -> Result<Vec<ToolLink>>;
     /// The constellation of one tool (by name or IRI) as N-Triples lines.
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>>;
     /// The caller policy and its context (platforms, organizations, agents,

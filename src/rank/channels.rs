@@ -117,11 +117,12 @@ pub(crate) fn graph_scores(
             continue;
         }
         total += w_m;
-        // best positive and worst negative path per tool for this mention
-        let mut best: HashMap<usize, (f32, GraphPath)> = HashMap::new();
-        let mut worst: HashMap<usize, (f32, GraphPath)> = HashMap::new();
+        // best positive and worst negative path per tool for this mention;
+        // only the winners become paths (a common verb reaches thousands)
+        let mut best: HashMap<usize, (f32, &GraphHit)> = HashMap::new();
+        let mut worst: HashMap<usize, (f32, &GraphHit)> = HashMap::new();
         for r in &m.iris {
-            for h in by_node.get(r.iri.as_str()).into_iter().flatten() {
+            for &h in by_node.get(r.iri.as_str()).into_iter().flatten() {
                 let Some(&idx) = catalog.by_iri.get(&h.tool) else {
                     continue;
                 };
@@ -132,45 +133,48 @@ pub(crate) fn graph_scores(
                     catalog.idf(&h.via).sqrt()
                 };
                 let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
-                let path = GraphPath {
-                    mention: m.surface.clone(),
-                    node: h.node.clone(),
-                    via: h.via.clone(),
-                    relation: h.relation,
-                    hops: h.hops,
-                    weight: w,
-                    provenance: if h.extracted {
-                        Provenance::Extracted
-                    } else {
-                        Provenance::Curated
-                    },
-                    explain: explain_path(catalog, m, h),
-                    stated: i < explicit,
-                };
                 let slot = if w >= 0.0 { &mut best } else { &mut worst };
                 let better = match slot.get(&idx) {
                     Some((old, _)) => w.abs() > old.abs(),
                     None => true,
                 };
                 if better {
-                    slot.insert(idx, (w, path));
+                    slot.insert(idx, (w, h));
                 }
             }
         }
-        for (idx, (w, path)) in best {
+        let stated = i < explicit;
+        let path = |w: f32, h: &GraphHit| GraphPath {
+            mention: m.surface.clone(),
+            node: h.node.clone(),
+            via: h.via.clone(),
+            relation: h.relation,
+            hops: h.hops,
+            weight: w,
+            provenance: if h.extracted {
+                Provenance::Extracted
+            } else {
+                Provenance::Curated
+            },
+            // filled in by `explain` for the tools that are reported
+            explain: String::new(),
+            stated,
+        };
+        for (idx, (w, h)) in best {
+            let path = path(w, h);
             let e = per_tool.entry(idx).or_default();
             e.score += w;
             e.matched.push(m.surface.clone());
             e.stated_verb |= path.stated && path.relation == Relation::Verb;
             e.paths.push(path);
         }
-        for (idx, (w, path)) in worst {
+        for (idx, (w, h)) in worst {
             let e = per_tool.entry(idx).or_default();
             if e.matched.contains(&m.surface) {
                 continue;
             }
             e.score += w;
-            e.paths.push(path);
+            e.paths.push(path(w, h));
         }
     }
     if total > 0.0 {
@@ -182,27 +186,27 @@ pub(crate) fn graph_scores(
     per_tool
 }
 
-fn explain_path(catalog: &Catalog, m: &Mention, h: &GraphHit) -> String {
-    let tool = catalog
-        .by_iri
-        .get(&h.tool)
-        .map(|&i| catalog.tools[i].name.clone())
-        .unwrap_or_else(|| h.tool.clone());
-    let node = catalog.label(&h.node);
-    if h.node == h.via {
-        format!(
-            "\"{}\" -> {node} <-[{}]- {tool}",
-            m.surface,
-            relation_verb(h.relation)
-        )
-    } else {
-        let via = catalog.label(&h.via);
-        format!(
-            "\"{}\" -> {node} ~{} hop(s)~ {via} <-[{}]- {tool}",
-            m.surface,
-            h.hops,
-            relation_verb(h.relation)
-        )
+/// Fills in the human-readable form of the paths of tool `idx`:
+/// `"Southwest" -> Southwest ~1 hop(s)~ airline <-[acts on]- tool`.
+pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
+    let tool = catalog.tools.get(idx).map_or("", |t| t.name.as_str());
+    for p in paths.iter_mut().filter(|p| p.explain.is_empty()) {
+        let node = catalog.label(&p.node);
+        p.explain = if p.node == p.via {
+            format!(
+                "\"{}\" -> {node} <-[{}]- {tool}",
+                p.mention,
+                relation_verb(p.relation)
+            )
+        } else {
+            let via = catalog.label(&p.via);
+            format!(
+                "\"{}\" -> {node} ~{} hop(s)~ {via} <-[{}]- {tool}",
+                p.mention,
+                p.hops,
+                relation_verb(p.relation)
+            )
+        };
     }
 }
 

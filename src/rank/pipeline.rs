@@ -7,7 +7,7 @@
 //! limit, plus the contenders disambiguation compares, plus each step's best
 //! tool (step coverage lists them right after the top match).
 
-use super::channels::{GraphScores, graph_scores, request_nodes};
+use super::channels::{GraphScores, explain, graph_scores, request_nodes};
 use super::confidence::Calibration;
 use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
 use super::fusion::{Channels, Key, move_step_winners_up, order};
@@ -175,7 +175,7 @@ pub(crate) fn run(
         .map(|key| {
             let idx = key.idx;
             let named = exact.contains(&idx);
-            let details = match from.get(&idx) {
+            let mut details = match from.get(&idx) {
                 Some(&k) => ScoreDetails {
                     fused: key.fused,
                     step: Some(query.steps[k].label.clone()),
@@ -183,6 +183,7 @@ pub(crate) fn run(
                 },
                 None => whole.details(idx, mode, cfg, named),
             };
+            explain(catalog, idx, &mut details.paths);
             Scored { idx, details }
         })
         .collect();

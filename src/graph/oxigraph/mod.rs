@@ -6,7 +6,8 @@
 //! graphs; the graph name is the provenance of each link.
 
 use super::{
-    Change, GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, SourceData, Sparql,
+    Change, GraphHit, GraphStore, LinkKind, LoadReport, OntologyFacts, Relation, SourceData,
+    Sparql, ToolLink,
 };
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation};
@@ -30,6 +31,7 @@ const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
 const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
 const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
 const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
+const Q_GRAPH_LINKS: &str = include_str!("../../../queries/graph_links.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
@@ -228,6 +230,55 @@ impl OxigraphStore {
             }
         }
         Ok(out)
+    }
+}
+
+impl OxigraphStore {
+    /// Graph paths from request nodes (verbs, entities, instances) to every
+    /// tool they reach, as one SPARQL query (`queries/candidates.rq`). The
+    /// engine walks the same relations in memory over its snapshot; this is
+    /// the reference that walk is tested against.
+    pub fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>> {
+        if nodes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let query = bind_values(Q_CANDIDATES, "node", nodes)?;
+        let mut hits = Vec::new();
+        for row in self.select(query)? {
+            let (Some(node), Some(tool), Some(rel), Some(via)) = (
+                row.get("node"),
+                row.get("tool"),
+                row.get("rel"),
+                row.get("via"),
+            ) else {
+                continue;
+            };
+            let relation = match rel.as_str() {
+                "verb" => Relation::Verb,
+                "verb_broader" => Relation::VerbBroader,
+                "primary" => Relation::Primary,
+                "acts_on" => Relation::ActsOn,
+                "acts_on_broader" => Relation::ActsOnBroader,
+                "mentions" => Relation::Mentions,
+                "parameter" => Relation::Parameter,
+                "sibling" => Relation::Sibling,
+                _ => continue,
+            };
+            hits.push(GraphHit {
+                tool: tool.clone(),
+                node: node.clone(),
+                via: via.clone(),
+                relation,
+                hops: row.get("hops").and_then(|h| h.parse().ok()).unwrap_or(0),
+                extracted: row.get("g").is_some_and(|g| g.ends_with("#extracted")),
+            });
+        }
+        hits.sort_by(|a, b| {
+            (&a.tool, &a.node, a.relation, a.hops, &a.via)
+                .cmp(&(&b.tool, &b.node, b.relation, b.hops, &b.via))
+        });
+        hits.dedup();
+        Ok(hits)
     }
 }
 
@@ -462,12 +513,15 @@ impl GraphStore for OxigraphStore {
             let pair = (a.clone(), b.clone());
             match kind.as_str() {
                 "broader" => facts.broader.push(pair),
+                "instance" => facts.instance_of.push(pair),
                 "sibling" => facts.siblings.push(pair),
                 _ => facts.labels.push(pair),
             }
         }
         facts.broader.sort();
         facts.broader.dedup();
+        facts.instance_of.sort();
+        facts.instance_of.dedup();
         facts.siblings.sort();
         facts.siblings.dedup();
         facts.labels.sort();
@@ -475,47 +529,32 @@ impl GraphStore for OxigraphStore {
         Ok(facts)
     }
 
-    fn candidates(&self, nodes: &[String]) -> Result<Vec<GraphHit>> {
-        if nodes.is_empty() {
-            return Ok(Vec::new());
-        }
-        let query = bind_values(Q_CANDIDATES, "node", nodes)?;
-        let mut hits = Vec::new();
-        for row in self.select(query)? {
-            let (Some(node), Some(tool), Some(rel), Some(via)) = (
-                row.get("node"),
-                row.get("tool"),
-                row.get("rel"),
-                row.get("via"),
-            ) else {
+    fn links(&self) -> Result<Vec<ToolLink>> {
+        let mut out = Vec::new();
+        for row in self.select_fixed(Q_GRAPH_LINKS)? {
+            let (Some(tool), Some(rel), Some(target)) =
+                (row.get("tool"), row.get("rel"), row.get("target"))
+            else {
                 continue;
             };
-            let relation = match rel.as_str() {
-                "verb" => Relation::Verb,
-                "verb_broader" => Relation::VerbBroader,
-                "primary" => Relation::Primary,
-                "acts_on" => Relation::ActsOn,
-                "acts_on_broader" => Relation::ActsOnBroader,
-                "mentions" => Relation::Mentions,
-                "parameter" => Relation::Parameter,
-                "sibling" => Relation::Sibling,
+            let kind = match local_name(rel) {
+                "performs" => LinkKind::Performs,
+                "primaryEntity" => LinkKind::PrimaryEntity,
+                "actsOn" => LinkKind::ActsOn,
+                "mentions" => LinkKind::Mentions,
+                "paramEntity" => LinkKind::ParamEntity,
                 _ => continue,
             };
-            hits.push(GraphHit {
+            out.push(ToolLink {
                 tool: tool.clone(),
-                node: node.clone(),
-                via: via.clone(),
-                relation,
-                hops: row.get("hops").and_then(|h| h.parse().ok()).unwrap_or(0),
+                kind,
+                target: target.clone(),
                 extracted: row.get("g").is_some_and(|g| g.ends_with("#extracted")),
             });
         }
-        hits.sort_by(|a, b| {
-            (&a.tool, &a.node, a.relation, a.hops, &a.via)
-                .cmp(&(&b.tool, &b.node, b.relation, b.hops, &b.via))
-        });
-        hits.dedup();
-        Ok(hits)
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {

@@ -1,0 +1,258 @@
+//! The graph channel's paths, walked in memory over the snapshot.
+//!
+//! The same relations as `queries/candidates.rq` (verb, narrower/broader
+//! verb, primary entity, acts on, acts on a broader/narrower class or an
+//! instance's class up to two hops, mentions, parameter entity, and the
+//! negative sibling evidence), evaluated over adjacency lists built once
+//! per snapshot from the store's tool links and ontology facts. A search
+//! then costs what its paths cost, not a query over the whole store
+//! (Seal-Tools, 4,256 tools: the graph stage took 82 ms per request as
+//! SPARQL). `tests/it/store.rs` holds the walk to the SPARQL query.
+
+use crate::graph::{GraphHit, LinkKind, OntologyFacts, Relation, ToolLink};
+use crate::scope::Scope;
+use std::collections::{HashMap, HashSet};
+
+/// Tool indexes (with the link's provenance: extracted or curated) per
+/// target node.
+type Adjacent = HashMap<String, Vec<(usize, bool)>>;
+
+#[derive(Debug, Default)]
+pub(crate) struct Paths {
+    performs: Adjacent,
+    primary: Adjacent,
+    acts_on: Adjacent,
+    mentions: Adjacent,
+    param: Adjacent,
+    /// Class -> tools acting on it (any provenance): the sibling rule's
+    /// "and not on the class itself".
+    acts_on_any: HashMap<String, HashSet<usize>>,
+    /// skos:broader parents, and the inverse.
+    broader: HashMap<String, Vec<String>>,
+    narrower: HashMap<String, Vec<String>>,
+    instance_of: HashMap<String, Vec<String>>,
+    /// Both directions.
+    siblings: HashMap<String, Vec<String>>,
+}
+
+fn pairs(list: &[(String, String)], inverse: bool) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for (a, b) in list {
+        let (from, to) = if inverse { (b, a) } else { (a, b) };
+        let v = out.entry(from.clone()).or_default();
+        if !v.contains(to) {
+            v.push(to.clone());
+        }
+    }
+    out
+}
+
+fn list<'m>(m: &'m HashMap<String, Vec<String>>, k: &str) -> &'m [String] {
+    m.get(k).map_or(&[], Vec::as_slice)
+}
+
+impl Paths {
+    /// `tool_index` maps a tool IRI to its index in the snapshot; links of
+    /// other IRIs are dropped.
+    pub fn build(
+        links: &[ToolLink],
+        facts: &OntologyFacts,
+        tool_index: &HashMap<String, usize>,
+    ) -> Self {
+        let mut p = Paths {
+            broader: pairs(&facts.broader, false),
+            narrower: pairs(&facts.broader, true),
+            instance_of: pairs(&facts.instance_of, false),
+            ..Paths::default()
+        };
+        let mut siblings = facts.siblings.clone();
+        siblings.extend(facts.siblings.iter().map(|(a, b)| (b.clone(), a.clone())));
+        p.siblings = pairs(&siblings, false);
+        for l in links {
+            let Some(&t) = tool_index.get(&l.tool) else {
+                continue;
+            };
+            let adj = match l.kind {
+                LinkKind::Performs => &mut p.performs,
+                LinkKind::PrimaryEntity => &mut p.primary,
+                LinkKind::ActsOn => {
+                    p.acts_on_any.entry(l.target.clone()).or_default().insert(t);
+                    &mut p.acts_on
+                }
+                LinkKind::Mentions => &mut p.mentions,
+                LinkKind::ParamEntity => &mut p.param,
+            };
+            let v = adj.entry(l.target.clone()).or_default();
+            if !v.contains(&(t, l.extracted)) {
+                v.push((t, l.extracted));
+            }
+        }
+        p
+    }
+
+    /// Every path from `nodes` to a tool `scope` may see, sorted by tool
+    /// and then (node, relation, hops, via), without duplicates. `iri`
+    /// names a tool index.
+    pub fn candidates<'a, 's>(
+        &'s self,
+        nodes: &'s [String],
+        scope: &Scope,
+        iri: impl Fn(usize) -> &'a str,
+    ) -> Vec<GraphHit> {
+        let mut found: Vec<(usize, &'s str, Relation, u8, &'s str, bool)> = Vec::new();
+        for node in nodes {
+            let node = node.as_str();
+            let mut emit = |adj: &Adjacent, via: &'s str, rel: Relation, hops: u8| {
+                for &(t, extracted) in adj.get(via).into_iter().flatten() {
+                    if scope.contains(t) {
+                        found.push((t, node, rel, hops, via, extracted));
+                    }
+                }
+            };
+            emit(&self.performs, node, Relation::Verb, 0);
+            for via in list(&self.broader, node)
+                .iter()
+                .chain(list(&self.narrower, node))
+            {
+                emit(&self.performs, via, Relation::VerbBroader, 1);
+            }
+            emit(&self.primary, node, Relation::Primary, 0);
+            emit(&self.acts_on, node, Relation::ActsOn, 0);
+            // the request names a narrower class or an instance
+            let parents: Vec<&String> = list(&self.broader, node)
+                .iter()
+                .chain(list(&self.instance_of, node))
+                .collect();
+            for via in &parents {
+                emit(&self.acts_on, via, Relation::ActsOnBroader, 1);
+            }
+            for parent in &parents {
+                for via in list(&self.broader, parent) {
+                    emit(&self.acts_on, via, Relation::ActsOnBroader, 2);
+                }
+            }
+            // the request names a broader class than the tool's
+            for via in list(&self.narrower, node) {
+                emit(&self.acts_on, via, Relation::ActsOnBroader, 1);
+            }
+            emit(&self.mentions, node, Relation::Mentions, 0);
+            emit(&self.param, node, Relation::Parameter, 0);
+            // negative evidence: a sibling of the class (or of the
+            // instance's class), for tools not acting on the class itself
+            let classes = std::iter::once(node).chain(parents.iter().map(|s| s.as_str()));
+            for cls in classes {
+                let on_cls = self.acts_on_any.get(cls);
+                for via in list(&self.siblings, cls) {
+                    for &(t, extracted) in self.acts_on.get(via).into_iter().flatten() {
+                        if scope.contains(t) && !on_cls.is_some_and(|s| s.contains(&t)) {
+                            found.push((t, node, Relation::Sibling, 1, via, extracted));
+                        }
+                    }
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+            .into_iter()
+            .map(|(t, node, relation, hops, via, extracted)| GraphHit {
+                tool: iri(t).to_string(),
+                node: node.to_string(),
+                via: via.to_string(),
+                relation,
+                hops,
+                extracted,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Embeddings, Engine, EngineOptions};
+    use crate::graph::{GraphStore, OxigraphStore};
+    use crate::import::{Format, bundled, collect_files};
+
+    fn key(h: &GraphHit) -> (String, String, Relation, u8, String, bool) {
+        let h = h.clone();
+        (h.tool, h.node, h.relation, h.hops, h.via, h.extracted)
+    }
+
+    /// The walk finds exactly the paths `queries/candidates.rq` finds, for
+    /// every verb, entity and instance of the ontology, on the seeds plus an
+    /// imported catalog (extracted links, parameter entities, minted verbs).
+    #[test]
+    fn the_walk_equals_the_sparql_query_for_every_node() {
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Off)).unwrap();
+        let turtle = collect_files(&[bundled("ontology"), bundled("seeds")]).unwrap();
+        engine.load_paths(&turtle, None).unwrap();
+        let mut sources = engine.prepare(&turtle, None).unwrap();
+        let metatool = bundled("benches/datasets/metatool/tools.jsonl");
+        sources.extend(engine.prepare(&[metatool], Some(Format::Jsonl)).unwrap());
+        let store = OxigraphStore::memory().unwrap();
+        store.load_unchecked(&sources).unwrap();
+
+        let tools = store.tools().unwrap();
+        let by_iri: HashMap<String, usize> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.iri.clone(), i))
+            .collect();
+        let paths = Paths::build(&store.links().unwrap(), &store.ontology().unwrap(), &by_iri);
+        let all = Scope::all(tools.len());
+        let mut nodes: Vec<String> = store
+            .lexicon()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.iri)
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        assert!(nodes.len() > 700, "{} nodes", nodes.len());
+        let walk = |nodes: &[String], scope: &Scope| -> Vec<_> {
+            let mut v: Vec<_> = paths
+                .candidates(nodes, scope, |i| tools[i].iri.as_str())
+                .iter()
+                .map(key)
+                .collect();
+            v.sort();
+            v
+        };
+        let sparql = |nodes: &[String], scope: &Scope| -> Vec<_> {
+            let mut v: Vec<_> = store
+                .candidates(nodes)
+                .unwrap()
+                .iter()
+                .filter(|h| by_iri.get(&h.tool).is_some_and(|&i| scope.contains(i)))
+                .map(key)
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let mut total = 0;
+        let mut relations = HashSet::new();
+        for node in &nodes {
+            let one = std::slice::from_ref(node);
+            let expected = sparql(one, &all);
+            assert_eq!(walk(one, &all), expected, "node {node}");
+            total += expected.len();
+            relations.extend(expected.iter().map(|k| k.2));
+        }
+        // every relation of the query is exercised, not just the direct ones
+        assert_eq!(relations.len(), 8, "{relations:?}");
+        assert!(total > 1000, "{total} paths");
+        // several nodes at once, and a scope that hides every other tool
+        let mut half = Scope::none(tools.len());
+        for i in (0..tools.len()).step_by(2) {
+            half.insert(i);
+        }
+        for chunk in nodes.chunks(37) {
+            assert_eq!(walk(chunk, &all), sparql(chunk, &all));
+            assert_eq!(walk(chunk, &half), sparql(chunk, &half));
+        }
+        assert!(walk(&[], &all).is_empty());
+        assert!(walk(&["urn:not-a-node".to_string()], &all).is_empty());
+    }
+}

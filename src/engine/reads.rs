@@ -1,0 +1,137 @@
+//! Reads of the catalog through the caller's policy: counts, listings,
+//! one tool, domains, a policy explanation, and session failures.
+
+use super::{DomainCount, Engine, ListRequest, ListedTool, ToolFilter, ToolPage};
+use crate::error::{Error, Result};
+use crate::model::Tool;
+use crate::policy::{Caller, Explanation};
+use crate::scope::Scope;
+
+impl Engine {
+    /// How many tools `caller` may see (the policy resolution alone).
+    pub fn visible(&self, caller: &Caller) -> Result<usize> {
+        let snap = self.snapshot();
+        Ok(self.access(&snap, caller)?.scope.len())
+    }
+
+    /// Every tool the platform allows (an anonymous caller's listing).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.list(&ListRequest::default())
+            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
+            .unwrap_or_default()
+    }
+
+    /// The tools a caller may see, filtered by domain and/or source, one page.
+    pub fn list(&self, req: &ListRequest) -> Result<ToolPage> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let access = self.access(&snap, &req.caller)?;
+        let mut scope = access.scope.clone();
+        if let Some(d) = &req.filter.domain {
+            scope.intersect(&Scope::of(c.tools.len(), c.in_domain(d).iter().copied()));
+        }
+        if let Some(s) = &req.filter.source {
+            scope.intersect(&Scope::of(c.tools.len(), c.of_source(s).iter().copied()));
+        }
+        let limit = if req.limit == 0 {
+            usize::MAX
+        } else {
+            req.limit
+        };
+        let tools = scope
+            .iter()
+            .skip(req.offset)
+            .take(limit)
+            .filter_map(|i| {
+                Some(ListedTool {
+                    tool: c.tools.get(i)?.clone(),
+                    requires_approval: access.approval.contains(i),
+                })
+            })
+            .collect();
+        Ok(ToolPage {
+            tools,
+            total: scope.len(),
+            offset: req.offset,
+            warnings: access.warnings,
+        })
+    }
+
+    /// The tools of one domain and/or one source the platform allows.
+    pub fn tools_where(&self, filter: &ToolFilter) -> Vec<Tool> {
+        let req = ListRequest {
+            filter: filter.clone(),
+            ..ListRequest::default()
+        };
+        self.list(&req)
+            .map(|page| page.tools.into_iter().map(|t| t.tool).collect())
+            .unwrap_or_default()
+    }
+
+    /// One tool (by name, id or IRI) as `caller` sees it; a tool the caller
+    /// may not see is not found, like a missing one.
+    pub fn tool_for(&self, caller: &Caller, key: &str) -> Result<ListedTool> {
+        let snap = self.snapshot();
+        let access = self.access(&snap, caller)?;
+        snap.catalog
+            .find(key)
+            .filter(|&i| access.scope.contains(i))
+            .and_then(|i| {
+                Some(ListedTool {
+                    tool: snap.catalog.tools.get(i)?.clone(),
+                    requires_approval: access.approval.contains(i),
+                })
+            })
+            .ok_or_else(|| Error::not_found("tool", key))
+    }
+
+    /// One tool the platform allows, by name, id or IRI.
+    pub fn tool(&self, key: &str) -> Option<Tool> {
+        self.tool_for(&Caller::default(), key).ok().map(|t| t.tool)
+    }
+
+    /// The domains a caller may see tools of, with how many (`domain:X`
+    /// grouping, from `tg:inDomain`), largest first.
+    pub fn domains(&self, caller: &Caller) -> Result<Vec<DomainCount>> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let access = self.access(&snap, caller)?;
+        let mut out: Vec<DomainCount> = c
+            .by_domain
+            .iter()
+            .map(|(iri, tools)| DomainCount {
+                domain: crate::vocab::local_name(iri).to_string(),
+                iri: iri.clone(),
+                label: c.label(iri),
+                tools: tools.iter().filter(|&&i| access.scope.contains(i)).count(),
+            })
+            .filter(|d| d.tools > 0)
+            .collect();
+        out.sort_by(|a, b| b.tools.cmp(&a.tools).then(a.domain.cmp(&b.domain)));
+        Ok(out)
+    }
+
+    /// Each policy layer's verdict on one tool for `caller` (an operator's
+    /// view: it names tools the caller may not see).
+    pub fn explain_policy(&self, caller: &Caller, tool: &str) -> Result<Explanation> {
+        let snap = self.snapshot();
+        let idx = snap
+            .catalog
+            .find(tool)
+            .ok_or_else(|| Error::not_found("tool", tool))?;
+        let failed = match &caller.session {
+            Some(s) => self.sessions.get(s).failed,
+            None => Vec::new(),
+        };
+        snap.policy.explain(&snap.catalog, caller, &failed, idx)
+    }
+
+    /// Records that `tool` failed in `session`: hidden for the rest of it.
+    pub fn session_failed(&self, session: &str, tool: &str, reason: &str) {
+        self.sessions.update(session, |s| {
+            if !s.failed.iter().any(|(t, _)| t.eq_ignore_ascii_case(tool)) {
+                s.failed.push((tool.to_string(), reason.to_string()));
+            }
+        });
+    }
+}

@@ -1,0 +1,230 @@
+//! Registration: parse, build constellations, write one transaction,
+//! refresh the snapshot (only changed tools are re-embedded); removal,
+//! reload from disk, and read-only SPARQL.
+
+use super::{Engine, LoadOutcome, Registration};
+use crate::constellation;
+use crate::embed::SyncReport;
+use crate::error::{Error, Result};
+use crate::extract::{Extractor, Lexicon};
+use crate::graph::{GraphStore, LoadReport, Source, SourceData};
+use crate::import::{self, Format, Input};
+use crate::model::Constellation;
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+impl Engine {
+    /// Reads and parses files into store sources (nothing is written).
+    pub fn prepare(&self, files: &[PathBuf], format: Option<Format>) -> Result<Vec<Source>> {
+        self.sources(import::read_files(files, format)?)
+    }
+
+    /// Turns parsed inputs into store sources: Turtle as it is, manifests as
+    /// constellations built with the snapshot's lexicon plus the lexicon of
+    /// any Turtle in the same batch.
+    pub fn sources(&self, inputs: Vec<Input>) -> Result<Vec<Source>> {
+        let mut sources = Vec::with_capacity(inputs.len());
+        let mut manifests = Vec::new();
+        for input in inputs {
+            match input {
+                Input::Turtle { name, text } => sources.push(Source {
+                    name,
+                    data: SourceData::Turtle(text),
+                }),
+                Input::Manifest { name, tools } => manifests.push((name, tools)),
+            }
+        }
+        if manifests.is_empty() {
+            return Ok(sources);
+        }
+        let snapshot = self.snapshot();
+        let mut lexicon = snapshot.catalog.lexicon_entries().to_vec();
+        if !sources.is_empty() {
+            let scratch = crate::graph::OxigraphStore::memory()?;
+            scratch.load_unchecked(&sources)?;
+            lexicon.extend(scratch.lexicon()?);
+        }
+        let extractor = Extractor::new(Lexicon::new(lexicon));
+        for (name, descriptors) in manifests {
+            let items: Vec<Constellation> = descriptors
+                .par_iter()
+                .map(|d| constellation::build(d, &extractor))
+                .collect();
+            sources.push(Source {
+                name,
+                data: SourceData::Constellations(items),
+            });
+        }
+        Ok(sources)
+    }
+
+    /// Loads sources in one transaction (all or nothing), then refreshes
+    /// the snapshot (re-embedding only what changed).
+    pub fn load(&self, sources: &[Source]) -> Result<(LoadReport, Option<SyncReport>)> {
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let report = if self.strict {
+            self.store.load(sources)?
+        } else {
+            self.store.load_unchecked(sources)?
+        };
+        Ok((report, self.refresh()?))
+    }
+
+    /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
+    pub fn load_paths(&self, paths: &[PathBuf], format: Option<Format>) -> Result<LoadOutcome> {
+        let files = import::collect_files(paths)?;
+        let sources = self.prepare(&files, format)?;
+        let (store, embeddings) = self.load(&sources)?;
+        Ok(LoadOutcome {
+            store,
+            embeddings,
+            files: files.iter().map(|f| f.display().to_string()).collect(),
+        })
+    }
+
+    /// Registers one manifest or Turtle text as source `source` (default: a
+    /// name derived from the content, so the same text twice is one source),
+    /// all or nothing; only changed tools are re-embedded.
+    pub fn register_text(
+        &self,
+        source: Option<&str>,
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Registration> {
+        let name = match source {
+            Some(s) if s.trim().is_empty() || s.len() > 256 || s.contains(char::is_control) => {
+                return Err(Error::invalid_field(
+                    "source",
+                    "a source name is 1 to 256 printable characters",
+                ));
+            }
+            Some(s) => s.trim().to_string(),
+            None => {
+                use sha2::Digest;
+                let digest = sha2::Sha256::digest(text.as_bytes());
+                let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+                let ext = match format {
+                    Some(Format::Turtle) => ".ttl",
+                    Some(Format::Jsonl) => ".jsonl",
+                    _ => "",
+                };
+                format!("api/{hex}{ext}")
+            }
+        };
+        let input = import::parse_input(&name, text, format)?;
+        let sources = self.sources(vec![input])?;
+        let warnings: Vec<String> = sources
+            .iter()
+            .filter_map(|s| match &s.data {
+                SourceData::Constellations(items) => Some(items),
+                SourceData::Turtle(_) => None,
+            })
+            .flatten()
+            .flat_map(|c| c.warnings.iter().cloned())
+            .collect();
+        let (store, embeddings) = self.load(&sources)?;
+        let tools = self.snapshot().catalog.of_source(&name).len();
+        Ok(Registration {
+            source: name,
+            tools,
+            store,
+            embeddings,
+            warnings,
+        })
+    }
+
+    /// Removes a tool (every statement about it). A tool other tools depend
+    /// on is refused, naming them.
+    pub fn remove_tool(&self, key: &str) -> Result<()> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let idx = c.find(key).ok_or_else(|| Error::not_found("tool", key))?;
+        let tool = &c.tools[idx];
+        let dependents: Vec<&str> = c
+            .tools
+            .iter()
+            .filter(|t| {
+                t.depends_on
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&tool.name))
+            })
+            .map(|t| t.name.as_str())
+            .collect();
+        if !dependents.is_empty() {
+            return Err(Error::Conflict(format!(
+                "`{}` is a prerequisite of {}: remove or change those first",
+                tool.name,
+                dependents.join(", ")
+            )));
+        }
+        let iri = [tool.iri.clone()];
+        let name = tool.name.clone();
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.store
+            .apply(&crate::graph::Change {
+                remove_tools: &iri,
+                check: self.strict,
+                ..Default::default()
+            })
+            .map_err(|e| match e {
+                // A profile, goal or policy still names it.
+                Error::Violations(v) => Error::Conflict(format!(
+                    "`{name}` is still referenced: {}",
+                    v.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )),
+                other => other,
+            })?;
+        drop(snap);
+        self.refresh()?;
+        Ok(())
+    }
+
+    /// Reloads files and directories (the ontology and seeds) as one change:
+    /// every file replaces its source, and sources that came from these
+    /// directories but no longer exist on disk are removed. Returns the load
+    /// and the removed sources.
+    pub fn reload(&self, paths: &[PathBuf]) -> Result<(LoadOutcome, Vec<String>)> {
+        let files = import::collect_files(paths)?;
+        let sources = self.prepare(&files, None)?;
+        let present: std::collections::HashSet<String> =
+            sources.iter().map(|s| s.name.clone()).collect();
+        let roots: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let stale: Vec<String> = self
+            .store
+            .sources()?
+            .into_iter()
+            .filter(|s| !present.contains(s))
+            .filter(|s| roots.iter().any(|r| s.starts_with(&format!("{r}/"))))
+            .collect();
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let store = self.store.apply(&crate::graph::Change {
+            load: &sources,
+            unload: &stale,
+            check: self.strict,
+            ..Default::default()
+        })?;
+        let embeddings = self.refresh()?;
+        Ok((
+            LoadOutcome {
+                store,
+                embeddings,
+                files: files.iter().map(|f| f.display().to_string()).collect(),
+            },
+            stale,
+        ))
+    }
+
+    /// A read-only SPARQL query over the store, cancelled after `limit`.
+    pub fn sparql(&self, query: &str, limit: Duration) -> Result<crate::graph::SparqlOutput> {
+        let sparql = self
+            .store
+            .sparql()
+            .ok_or_else(|| Error::Unavailable("this store does not answer SPARQL".into()))?;
+        sparql.query_within(query, Some(limit))
+    }
+}
