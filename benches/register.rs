@@ -10,21 +10,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use toolgraph::embed::default_model_dir;
+use toolgraph::Engine;
 use toolgraph::import::Format;
-use toolgraph::{Embeddings, Engine, EngineOptions};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{engine_with_ontology, root};
 
 fn engine(catalog: &[PathBuf], format: Option<Format>) -> Engine {
-    let mut opts = EngineOptions::memory(Embeddings::Model(default_model_dir()));
-    opts.strict = false;
-    let engine = Engine::open(opts).unwrap_or_else(|e| panic!("{e}"));
-    engine
-        .load_paths(&[root().join("ontology")], Some(Format::Turtle))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let engine = engine_with_ontology();
     engine
         .load_paths(catalog, format)
         .unwrap_or_else(|e| panic!("{e}"));

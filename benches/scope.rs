@@ -6,18 +6,15 @@
 //! the first call, so the search figure is the rest of the search: the
 //! overhead ratio is conservative. Needs `scripts/setup.sh` (the model).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use toolgraph::embed::default_model_dir;
 use toolgraph::graph::{Source, SourceData};
-use toolgraph::import::{Format, collect_files};
-use toolgraph::{Caller, Embeddings, Engine, EngineOptions, SearchRequest};
+use toolgraph::import::collect_files;
+use toolgraph::{Caller, Engine, SearchRequest};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{engine_with_ontology, root};
 
 /// The seeds, `copies` times: copy `k` renames every tool `x` to `x_k`.
 fn seed_copies(copies: usize) -> Vec<Source> {
@@ -66,12 +63,7 @@ fn rename_tools(text: &str, k: usize) -> String {
 }
 
 fn engine(copies: usize) -> Engine {
-    let mut opts = EngineOptions::memory(Embeddings::Model(default_model_dir()));
-    opts.strict = false;
-    let engine = Engine::open(opts).unwrap_or_else(|e| panic!("{e}"));
-    engine
-        .load_paths(&[root().join("ontology")], Some(Format::Turtle))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let engine = engine_with_ontology();
     engine
         .load(&seed_copies(copies))
         .unwrap_or_else(|e| panic!("{e}"));

@@ -231,9 +231,7 @@ impl OxigraphStore {
         }
         Ok(out)
     }
-}
 
-impl OxigraphStore {
     /// Graph paths from request nodes (verbs, entities, instances) to every
     /// tool they reach, as one SPARQL query (`queries/candidates.rq`). The
     /// engine walks the same relations in memory over its snapshot; this is
