@@ -28,6 +28,7 @@ pub mod scope;
 pub mod select;
 pub mod server;
 mod session;
+pub mod synth;
 pub mod vocab;
 
 pub use engine::{

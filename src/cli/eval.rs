@@ -22,6 +22,23 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a synthetic catalog drawn from the ontology (tools.jsonl, queries.jsonl), seeded.
+    Synth {
+        /// Number of tools.
+        #[arg(long, default_value_t = 1_000)]
+        tools: usize,
+        /// Number of queries.
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Ontology directory the tools are drawn from.
+        #[arg(long, default_value = "ontology")]
+        ontology: PathBuf,
+        /// Output directory (created).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -89,6 +106,26 @@ pub(crate) struct EvalArgs {
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
         Command::Eval(args) => run_eval(g, *args),
+        Command::Synth {
+            tools,
+            queries,
+            seed,
+            ontology,
+            out,
+        } => {
+            let opts = toolgraph::synth::SynthOptions {
+                tools,
+                queries,
+                seed,
+            };
+            let (tools_file, queries_file) = toolgraph::synth::write(&ontology, &opts, &out)?;
+            println!(
+                "wrote {} and {}",
+                tools_file.display(),
+                queries_file.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Calibrate { dataset, json } => {
             let report =
                 eval::calibrate(&dataset, g.embeddings(), std::io::stderr().is_terminal())?;

@@ -40,7 +40,17 @@ impl Engine {
             return Ok(sources);
         }
         let snapshot = self.snapshot();
-        let mut lexicon = snapshot.catalog.lexicon_entries().to_vec();
+        // A source registered again is built as on its first load: without
+        // the verbs and terms only its previous version declared.
+        let names: Vec<String> = manifests.iter().map(|(n, _)| n.clone()).collect();
+        let dropped = self.store.declared_only_by(&names)?;
+        let mut lexicon: Vec<_> = snapshot
+            .catalog
+            .lexicon_entries()
+            .iter()
+            .filter(|e| !dropped.contains(&e.iri))
+            .cloned()
+            .collect();
         if !sources.is_empty() {
             let scratch = crate::graph::OxigraphStore::memory()?;
             scratch.load_unchecked(&sources)?;

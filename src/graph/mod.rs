@@ -12,6 +12,7 @@ pub use self::oxigraph::OxigraphStore;
 use crate::error::Result;
 use crate::model::{Constellation, LexEntry, PolicyFact, Tool, Violation};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// One unit of loading: a named source whose graphs are replaced as a whole.
 #[derive(Debug, Clone)]
@@ -191,6 +192,11 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn tools(&self) -> Result<Vec<Tool>>;
     /// Labels of verbs, entities and instances.
     fn lexicon(&self) -> Result<Vec<LexEntry>>;
+    /// Nodes (minted verbs and terms) that only these sources declare:
+    /// what replacing them would drop. A manifest re-registered under its
+    /// own name is built without them, as on a first load, so that it
+    /// declares them again.
+    fn declared_only_by(&self, sources: &[String]) -> Result<HashSet<String>>;
     /// Hierarchy, siblings and labels of ontology nodes.
     fn ontology(&self) -> Result<OntologyFacts>;
     /// Every tool's verb, entity, mention and parameter-entity edges: the

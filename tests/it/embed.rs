@@ -278,3 +278,51 @@ fn an_in_memory_engine_reuses_the_last_snapshots_vectors() {
     assert_eq!(next.reused, seeds.total);
     assert!(!next.full_reindex);
 }
+
+/// Re-registering an unchanged catalog — in the same process or after a
+/// restart — passes the seed constraints (its minted verbs and terms are
+/// declared again), keeps the store as it was and re-embeds nothing.
+#[test]
+fn re_registering_an_unchanged_catalog_re_embeds_nothing() {
+    use std::sync::Arc;
+    use toolgraph::synth::SynthOptions;
+    use toolgraph::{Embeddings, Engine, EngineOptions};
+    let root = crate::common::root();
+    let tmp = tempfile::tempdir().unwrap();
+    let open = || {
+        let mut opts = EngineOptions::memory(Embeddings::Custom(Arc::new(HashEmbedder::new())));
+        opts.data_dir = Some(tmp.path().join("store"));
+        Engine::open(opts).unwrap()
+    };
+    let engine = open();
+    engine.load_paths(&[root.join("ontology")], None).unwrap();
+    let synthetic = toolgraph::synth::from_ontology(
+        &root.join("ontology"),
+        &SynthOptions {
+            tools: 300,
+            queries: 0,
+            seed: 3,
+        },
+    )
+    .unwrap();
+    let file = tmp.path().join("tools.jsonl");
+    std::fs::write(&file, synthetic.tools_jsonl()).unwrap();
+    let first = engine
+        .load_paths(std::slice::from_ref(&file), None)
+        .unwrap();
+    assert_eq!(first.embeddings.as_ref().unwrap().embedded, 300);
+    let quads = first.store.quads_after;
+    let again = engine
+        .load_paths(std::slice::from_ref(&file), None)
+        .unwrap();
+    let sync = again.embeddings.unwrap();
+    assert_eq!(sync.embedded, 0, "{sync:?}");
+    assert_eq!(sync.reused, sync.total, "{sync:?}");
+    assert_eq!(again.store.quads_after, quads, "the store is as it was");
+    drop(engine);
+    let reopened = open();
+    let after_restart = reopened.load_paths(&[file], None).unwrap();
+    assert_eq!(after_restart.embeddings.unwrap().embedded, 0);
+    assert_eq!(after_restart.store.quads_after, quads);
+    assert_eq!(reopened.catalog_size(), 300);
+}

@@ -12,10 +12,10 @@ use super::{
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation};
 use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
-use oxigraph::model::{NamedNode, Quad, Term};
+use oxigraph::model::{Literal, NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
 use oxigraph::store::{Store, Transaction};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 mod quads;
@@ -118,6 +118,35 @@ fn store_err(e: impl std::fmt::Display) -> Error {
 
 fn nn(iri: &str) -> Result<NamedNode> {
     NamedNode::new(iri).map_err(|e| Error::invalid(format!("invalid IRI <{iri}>: {e}")))
+}
+
+/// The graph holding each source's content hash (of its last checked load).
+const META_GRAPH: &str = "urn:toolgraph:meta";
+const CONTENT_HASH: &str = "https://toolgraph.dev/ns#contentHash";
+
+/// sha256 over a source's quads in order, blank nodes named by first
+/// appearance (parsing the same text twice gives other blank node ids).
+fn content_hash(quads: &[Quad]) -> String {
+    use sha2::Digest;
+    let mut blanks: HashMap<String, usize> = HashMap::new();
+    let mut h = sha2::Sha256::new();
+    let mut term = |t: String, h: &mut sha2::Sha256| {
+        let t = if let Some(id) = t.strip_prefix("_:") {
+            let n = blanks.len();
+            format!("_:b{}", *blanks.entry(id.to_string()).or_insert(n))
+        } else {
+            t
+        };
+        h.update(t.as_bytes());
+        h.update([0u8]);
+    };
+    for q in quads {
+        term(q.subject.to_string(), &mut h);
+        term(q.predicate.to_string(), &mut h);
+        term(q.object.to_string(), &mut h);
+        term(q.graph_name.to_string(), &mut h);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The named graph holding a source's curated facts.
@@ -292,17 +321,65 @@ impl GraphStore for OxigraphStore {
             parsed.push((source.name.as_str(), quads));
         }
         let quads_before = self.len()?;
+        // A source whose content equals what a checked load stored before is
+        // not rewritten (restarts reload the ontology and seeds; a 100k-tool
+        // catalog registered again unchanged costs minutes of index writes).
+        let meta = nn(META_GRAPH)?;
+        let hash_pred = nn(CONTENT_HASH)?;
+        let mut fresh = Vec::with_capacity(parsed.len());
+        for (name, quads) in &parsed {
+            let hash = content_hash(quads);
+            let known = Quad::new(
+                nn(&source_graph(name))?,
+                hash_pred.clone(),
+                Literal::new_simple_literal(&hash),
+                meta.clone(),
+            );
+            let unchanged = self.store.contains(&known).map_err(store_err)?;
+            fresh.push((*name, quads, known, unchanged));
+        }
+        if change.unload.is_empty() && change.remove_tools.is_empty() && fresh.iter().all(|f| f.3) {
+            return Ok(LoadReport {
+                sources: change.load.len(),
+                quads_before,
+                quads_after: quads_before,
+                tools: self.tool_count()?,
+            });
+        }
         let mut transaction = self.store.start_transaction().map_err(store_err)?;
-        let replaced = parsed.iter().map(|(name, _)| *name);
+        let replaced = fresh.iter().filter(|f| !f.3).map(|f| f.0);
         for name in replaced.chain(change.unload.iter().map(String::as_str)) {
+            let graph = nn(&source_graph(name))?;
+            // Its recorded content hash goes with it.
+            let old: Vec<Quad> = transaction
+                .quads_for_pattern(
+                    Some(graph.as_ref().into()),
+                    Some(hash_pred.as_ref()),
+                    None,
+                    Some(meta.as_ref().into()),
+                )
+                .collect::<std::result::Result<_, _>>()
+                .map_err(store_err)?;
+            for q in &old {
+                transaction.remove(q);
+            }
             for graph in [source_graph(name), extracted_graph(name)] {
                 transaction
                     .remove_named_graph(&nn(&graph)?)
                     .map_err(store_err)?;
             }
         }
-        for (_, quads) in &parsed {
-            transaction.extend(quads.iter());
+        for (_, quads, known, unchanged) in &fresh {
+            if !unchanged {
+                transaction.extend(quads.iter());
+                if change.check {
+                    transaction.insert(known);
+                }
+            }
+        }
+        if !change.remove_tools.is_empty() {
+            // The sources of removed tools changed: forget every hash.
+            transaction.remove_named_graph(&meta).map_err(store_err)?;
         }
         for tool in change.remove_tools {
             for q in self.tool_quads(&transaction, tool)? {
@@ -340,6 +417,51 @@ impl GraphStore for OxigraphStore {
             .collect();
         out.sort();
         out.dedup();
+        Ok(out)
+    }
+
+    fn declared_only_by(&self, sources: &[String]) -> Result<HashSet<String>> {
+        let rdf_type = oxigraph::model::vocab::rdf::TYPE;
+        let graphs: Vec<NamedNode> = sources
+            .iter()
+            .flat_map(|s| [source_graph(s), extracted_graph(s)])
+            .map(|g| nn(&g))
+            .collect::<Result<_>>()?;
+        let mut out = HashSet::new();
+        for g in &graphs {
+            for quad in
+                self.store
+                    .quads_for_pattern(None, Some(rdf_type), None, Some(g.as_ref().into()))
+            {
+                let quad = quad.map_err(store_err)?;
+                let oxigraph::model::NamedOrBlankNode::NamedNode(node) = quad.subject else {
+                    continue;
+                };
+                if out.contains(node.as_str()) {
+                    continue;
+                }
+                let mut elsewhere = false;
+                for other in self.store.quads_for_pattern(
+                    Some(node.as_ref().into()),
+                    Some(rdf_type),
+                    None,
+                    None,
+                ) {
+                    let other = other.map_err(store_err)?;
+                    let in_batch = match &other.graph_name {
+                        oxigraph::model::GraphName::NamedNode(n) => graphs.contains(n),
+                        _ => false,
+                    };
+                    if !in_batch {
+                        elsewhere = true;
+                        break;
+                    }
+                }
+                if !elsewhere {
+                    out.insert(node.as_str().to_string());
+                }
+            }
+        }
         Ok(out)
     }
 
