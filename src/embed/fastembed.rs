@@ -176,6 +176,20 @@ impl FastEmbedder {
     }
 
     fn run(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // Texts of similar length share a batch, so a batch pads little
+        // (a batch is padded to its longest text).
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let sorted: Vec<&str> = order.iter().map(|&i| texts[i]).collect();
+        let mut out = self.run_in_order(&sorted)?;
+        let mut restored: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for (v, &i) in out.drain(..).zip(&order) {
+            restored[i] = v;
+        }
+        Ok(restored)
+    }
+
+    fn run_in_order(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(CALL_BATCH) {
             let vectors = guarded(&self.dir, "embedding", || {

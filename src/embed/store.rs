@@ -387,7 +387,9 @@ pub fn sync_vectors(
         .filter(|id| !wanted_ids.contains(*id))
         .count();
 
-    // Embed what is missing.
+    // Embed what is missing, texts of similar length together (a batch
+    // is padded to its longest text).
+    to_embed.sort_by_key(|&i| wanted.get(i).map_or(0, |(_, t)| t.len()));
     let bar = progress_bar(progress, to_embed.len());
     let mut fresh: HashMap<usize, Vec<f32>> = HashMap::with_capacity(to_embed.len());
     for chunk in to_embed.chunks(SYNC_BATCH) {
