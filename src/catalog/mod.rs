@@ -4,6 +4,8 @@
 
 mod paths;
 
+pub(crate) use paths::Hit;
+
 use crate::embed::Vectors;
 use crate::error::{Error, Result};
 use crate::extract::{Extractor, Lexicon};

@@ -9,7 +9,7 @@
 //! (Seal-Tools, 4,256 tools: the graph stage took 82 ms per request as
 //! SPARQL). `tests/it/store.rs` holds the walk to the SPARQL query.
 
-use crate::graph::{GraphHit, LinkKind, OntologyFacts, Relation, ToolLink};
+use crate::graph::{LinkKind, OntologyFacts, Relation, ToolLink};
 use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
@@ -49,6 +49,23 @@ fn pairs(list: &[(String, String)], inverse: bool) -> HashMap<String, Vec<String
 
 fn list<'m>(m: &'m HashMap<String, Vec<String>>, k: &str) -> &'m [String] {
     m.get(k).map_or(&[], Vec::as_slice)
+}
+
+/// One path from a request node to a tool in scope, borrowed from the
+/// request and the snapshot (no allocation per path: a common verb reaches
+/// thousands of tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Hit<'a> {
+    /// Tool index.
+    pub tool: usize,
+    /// The request node (verb or entity IRI).
+    pub node: &'a str,
+    pub relation: Relation,
+    pub hops: u8,
+    /// The tool-side node that matched (equal to `node` for direct matches).
+    pub via: &'a str,
+    /// The tool-side link was derived by the importer.
+    pub extracted: bool,
 }
 
 impl Paths {
@@ -93,19 +110,21 @@ impl Paths {
     /// Every path from `nodes` to a tool `scope` may see, sorted by tool
     /// and then (node, relation, hops, via), without duplicates. `iri`
     /// names a tool index.
-    pub fn candidates<'a, 's>(
-        &'s self,
-        nodes: &'s [String],
-        scope: &Scope,
-        iri: impl Fn(usize) -> &'a str,
-    ) -> Vec<GraphHit> {
-        let mut found: Vec<(usize, &'s str, Relation, u8, &'s str, bool)> = Vec::new();
+    pub fn candidates<'s>(&'s self, nodes: &'s [String], scope: &Scope) -> Vec<Hit<'s>> {
+        let mut found: Vec<Hit<'s>> = Vec::new();
         for node in nodes {
             let node = node.as_str();
             let mut emit = |adj: &Adjacent, via: &'s str, rel: Relation, hops: u8| {
                 for &(t, extracted) in adj.get(via).into_iter().flatten() {
                     if scope.contains(t) {
-                        found.push((t, node, rel, hops, via, extracted));
+                        found.push(Hit {
+                            tool: t,
+                            node,
+                            relation: rel,
+                            hops,
+                            via,
+                            extracted,
+                        });
                     }
                 }
             };
@@ -145,7 +164,14 @@ impl Paths {
                 for via in list(&self.siblings, cls) {
                     for &(t, extracted) in self.acts_on.get(via).into_iter().flatten() {
                         if scope.contains(t) && !on_cls.is_some_and(|s| s.contains(&t)) {
-                            found.push((t, node, Relation::Sibling, 1, via, extracted));
+                            found.push(Hit {
+                                tool: t,
+                                node,
+                                relation: Relation::Sibling,
+                                hops: 1,
+                                via,
+                                extracted,
+                            });
                         }
                     }
                 }
@@ -154,16 +180,6 @@ impl Paths {
         found.sort_unstable();
         found.dedup();
         found
-            .into_iter()
-            .map(|(t, node, relation, hops, via, extracted)| GraphHit {
-                tool: iri(t).to_string(),
-                node: node.to_string(),
-                via: via.to_string(),
-                relation,
-                hops,
-                extracted,
-            })
-            .collect()
     }
 }
 
@@ -174,7 +190,9 @@ mod tests {
     use crate::graph::{GraphStore, OxigraphStore};
     use crate::import::{Format, bundled, collect_files};
 
-    fn key(h: &GraphHit) -> (String, String, Relation, u8, String, bool) {
+    type Key = (String, String, Relation, u8, String, bool);
+
+    fn key(h: &crate::graph::GraphHit) -> Key {
         let h = h.clone();
         (h.tool, h.node, h.relation, h.hops, h.via, h.extracted)
     }
@@ -212,9 +230,18 @@ mod tests {
         assert!(nodes.len() > 700, "{} nodes", nodes.len());
         let walk = |nodes: &[String], scope: &Scope| -> Vec<_> {
             let mut v: Vec<_> = paths
-                .candidates(nodes, scope, |i| tools[i].iri.as_str())
+                .candidates(nodes, scope)
                 .iter()
-                .map(key)
+                .map(|h| -> Key {
+                    (
+                        tools[h.tool].iri.clone(),
+                        h.node.to_string(),
+                        h.relation,
+                        h.hops,
+                        h.via.to_string(),
+                        h.extracted,
+                    )
+                })
                 .collect();
             v.sort();
             v

@@ -23,7 +23,7 @@ pub use requests::{
 use crate::catalog::Catalog;
 use crate::embed::{Embedder, FastEmbedder, QueryCache, SyncReport, sync_vectors};
 use crate::error::{Error, Result};
-use crate::graph::{GraphHit, GraphStore};
+use crate::graph::GraphStore;
 use crate::model::Mention;
 use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Inputs, Ranked};
@@ -298,9 +298,10 @@ impl Engine {
         vector: Option<Vec<f32>>,
         limit: usize,
     ) -> Result<Ranked> {
+        let nodes = pipeline::graph_nodes(query);
         let hits = {
             let _stage = tracing::info_span!("stage", stage = "graph").entered();
-            self.graph_hits(catalog, scope, query)?
+            catalog.paths.candidates(&nodes, scope)
         };
         let dense = query.mode.uses_dense() && catalog.vectors.is_some();
         let _embed = tracing::info_span!("stage", stage = "dense").entered();
@@ -354,13 +355,6 @@ impl Engine {
 
     /// Graph paths from the request's nodes, kept only for tools in scope
     /// (filtered by index after the query, never pasted into it).
-    fn graph_hits(&self, catalog: &Catalog, scope: &Scope, query: &Query) -> Result<Vec<GraphHit>> {
-        let nodes = pipeline::graph_nodes(query);
-        Ok(catalog
-            .paths
-            .candidates(&nodes, scope, |i| catalog.tools[i].iri.as_str()))
-    }
-
     fn matches(
         &self,
         catalog: &Catalog,

@@ -2,26 +2,66 @@
 //! constellation explains, through which paths.
 
 use super::GraphPath;
-use crate::catalog::Catalog;
-use crate::graph::{GraphHit, Relation};
+use crate::catalog::{Catalog, Hit};
+use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
 use std::collections::{HashMap, HashSet};
 
-/// One tool's graph evidence for one query text.
+/// One tool's graph evidence for one query text. Its paths borrow the
+/// request and the snapshot; [`GraphEvidence::paths`] turns them into
+/// [`GraphPath`]s for the tools that are reported.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct GraphEvidence {
+pub(crate) struct GraphEvidence<'a> {
     /// Share of the request's evidence explained, in [-1, 1].
     pub score: f32,
     /// The paths behind it, strongest first.
-    pub paths: Vec<GraphPath>,
+    pub hits: Vec<Evidence<'a>>,
     /// Surfaces of the request mentions it matched.
-    pub matched: Vec<String>,
+    pub matched: Vec<&'a str>,
     /// A path performs the verb the planner stated in its `verb` field.
     pub stated_verb: bool,
 }
 
+/// One path's contribution, before it is written out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Evidence<'a> {
+    pub mention: &'a str,
+    pub hit: Hit<'a>,
+    pub weight: f32,
+    pub stated: bool,
+}
+
+impl GraphEvidence<'_> {
+    /// The paths, written out (their `explain` is filled in by [`explain`]).
+    pub fn paths(&self) -> Vec<GraphPath> {
+        self.hits
+            .iter()
+            .map(|e| GraphPath {
+                mention: e.mention.to_string(),
+                node: e.hit.node.to_string(),
+                via: e.hit.via.to_string(),
+                relation: e.hit.relation,
+                hops: e.hit.hops,
+                weight: e.weight,
+                provenance: if e.hit.extracted {
+                    Provenance::Extracted
+                } else {
+                    Provenance::Curated
+                },
+                explain: String::new(),
+                stated: e.stated,
+            })
+            .collect()
+    }
+
+    /// The matched mentions, written out.
+    pub fn matched(&self) -> Vec<String> {
+        self.matched.iter().map(|s| s.to_string()).collect()
+    }
+}
+
 /// Graph evidence by tool index (only tools some path reaches).
-pub(crate) type GraphScores = HashMap<usize, GraphEvidence>;
+pub(crate) type GraphScores<'a> = HashMap<usize, GraphEvidence<'a>>;
 
 /// How much more a verb the planner states explicitly weighs than one in text.
 pub(crate) const EXPLICIT_VERB_WEIGHT: f32 = 2.0;
@@ -86,16 +126,16 @@ pub(crate) fn request_nodes(mentions: &[Mention]) -> Vec<String> {
 /// subtract when the tool has nothing positive for that mention.
 /// The first `explicit` mentions came from the planner's verb field: stated
 /// intent, weighted [`EXPLICIT_VERB_WEIGHT`] times a mention in free text.
-pub(crate) fn graph_scores(
+pub(crate) fn graph_scores<'a>(
     catalog: &Catalog,
-    mentions: &[Mention],
+    mentions: &'a [Mention],
     explicit: usize,
-    hits: &[GraphHit],
-) -> GraphScores {
+    hits: &[Hit<'a>],
+) -> GraphScores<'a> {
     // node -> hits
-    let mut by_node: HashMap<&str, Vec<&GraphHit>> = HashMap::new();
+    let mut by_node: HashMap<&str, Vec<&Hit<'a>>> = HashMap::new();
     for h in hits {
-        by_node.entry(h.node.as_str()).or_default().push(h);
+        by_node.entry(h.node).or_default().push(h);
     }
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::new();
@@ -119,18 +159,16 @@ pub(crate) fn graph_scores(
         total += w_m;
         // best positive and worst negative path per tool for this mention;
         // only the winners become paths (a common verb reaches thousands)
-        let mut best: HashMap<usize, (f32, &GraphHit)> = HashMap::new();
-        let mut worst: HashMap<usize, (f32, &GraphHit)> = HashMap::new();
+        let mut best: HashMap<usize, (f32, Hit<'a>)> = HashMap::new();
+        let mut worst: HashMap<usize, (f32, Hit<'a>)> = HashMap::new();
         for r in &m.iris {
-            for &h in by_node.get(r.iri.as_str()).into_iter().flatten() {
-                let Some(&idx) = catalog.by_iri.get(&h.tool) else {
-                    continue;
-                };
+            for &&h in by_node.get(r.iri.as_str()).into_iter().flatten() {
+                let idx = h.tool;
                 let is_verb = matches!(h.relation, Relation::Verb | Relation::VerbBroader);
                 let rarity = if is_verb {
                     1.0
                 } else {
-                    catalog.idf(&h.via).sqrt()
+                    catalog.idf(h.via).sqrt()
                 };
                 let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
                 let slot = if w >= 0.0 { &mut best } else { &mut worst };
@@ -144,43 +182,37 @@ pub(crate) fn graph_scores(
             }
         }
         let stated = i < explicit;
-        let path = |w: f32, h: &GraphHit| GraphPath {
-            mention: m.surface.clone(),
-            node: h.node.clone(),
-            via: h.via.clone(),
-            relation: h.relation,
-            hops: h.hops,
-            weight: w,
-            provenance: if h.extracted {
-                Provenance::Extracted
-            } else {
-                Provenance::Curated
-            },
-            // filled in by `explain` for the tools that are reported
-            explain: String::new(),
-            stated,
-        };
-        for (idx, (w, h)) in best {
-            let path = path(w, h);
+        let surface = m.surface.as_str();
+        for (idx, (weight, hit)) in best {
             let e = per_tool.entry(idx).or_default();
-            e.score += w;
-            e.matched.push(m.surface.clone());
-            e.stated_verb |= path.stated && path.relation == Relation::Verb;
-            e.paths.push(path);
+            e.score += weight;
+            e.matched.push(surface);
+            e.stated_verb |= stated && hit.relation == Relation::Verb;
+            e.hits.push(Evidence {
+                mention: surface,
+                hit,
+                weight,
+                stated,
+            });
         }
-        for (idx, (w, h)) in worst {
+        for (idx, (weight, hit)) in worst {
             let e = per_tool.entry(idx).or_default();
-            if e.matched.contains(&m.surface) {
+            if e.matched.contains(&surface) {
                 continue;
             }
-            e.score += w;
-            e.paths.push(path(w, h));
+            e.score += weight;
+            e.hits.push(Evidence {
+                mention: surface,
+                hit,
+                weight,
+                stated,
+            });
         }
     }
     if total > 0.0 {
         for v in per_tool.values_mut() {
             v.score /= total;
-            v.paths.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+            v.hits.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         }
     }
     per_tool

@@ -11,8 +11,8 @@ const EXACT_NAME_BONUS: f32 = 10.0;
 
 /// The channel scores of one query text.
 #[derive(Debug)]
-pub(crate) struct Channels {
-    pub graph: GraphScores,
+pub(crate) struct Channels<'a> {
+    pub graph: GraphScores<'a>,
     /// Cosine per tool index (`None` when the dense channel is off).
     pub dense: Option<Vec<f32>>,
     /// BM25 per tool index (empty when not computed).
@@ -23,10 +23,10 @@ pub(crate) struct Channels {
     pub lexical_trust: f32,
 }
 
-impl Channels {
+impl<'a> Channels<'a> {
     /// Channel scores over `scope` (the best BM25 is taken in scope only).
     pub fn new(
-        graph: GraphScores,
+        graph: GraphScores<'a>,
         dense: Option<Vec<f32>>,
         bm25: Vec<f32>,
         scope: &Scope,
@@ -105,8 +105,8 @@ impl Channels {
             lexical_trust: self.lexical_trust,
             exact_name: is_exact(mode, cfg, exact),
             fused: self.fused(idx, mode, cfg, exact),
-            matched: graph.map(|g| g.matched.clone()).unwrap_or_default(),
-            paths: graph.map(|g| g.paths.clone()).unwrap_or_default(),
+            matched: graph.map(|g| g.matched()).unwrap_or_default(),
+            paths: graph.map(|g| g.paths()).unwrap_or_default(),
             decided_by: None,
             step: None,
             best_for_step: None,

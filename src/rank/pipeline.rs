@@ -14,7 +14,7 @@ use super::fusion::{Channels, Key, move_step_winners_up, order};
 use super::query::Query;
 use super::{RankConfig, ScoreDetails, Scored};
 use crate::catalog::Catalog;
-use crate::graph::GraphHit;
+use crate::catalog::Hit;
 use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 #[derive(Debug, Default)]
 pub(crate) struct Inputs<'a> {
     /// Graph paths from the request's nodes, already limited to the scope.
-    pub hits: &'a [GraphHit],
+    pub hits: &'a [Hit<'a>],
     /// The request's embedding (`None`: no dense channel).
     pub vector: Option<&'a [f32]>,
     /// One embedding per step, in order (empty without a dense channel).
@@ -70,14 +70,6 @@ pub(crate) fn run(
 ) -> Ranked {
     let mode = query.mode;
     let explicit = query.verb_mentions.len();
-    let graph = |mentions: &[crate::model::Mention]| -> GraphScores {
-        if mode.uses_graph() {
-            let _stage = tracing::info_span!("stage", stage = "graph").entered();
-            graph_scores(catalog, mentions, explicit, inputs.hits)
-        } else {
-            GraphScores::default()
-        }
-    };
     let dense = |v: Option<&[f32]>| {
         let _stage = tracing::info_span!("stage", stage = "dense").entered();
         v.and_then(|v| catalog.cosines(v))
@@ -86,7 +78,11 @@ pub(crate) fn run(
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
         catalog.bm25.scores(text)
     };
+    // Mentions outlive the channels: graph evidence borrows their surfaces.
     let mentions = query.mentions();
+    let step_mentions: Vec<Vec<crate::model::Mention>> =
+        query.steps.iter().map(|s| query.step_mentions(s)).collect();
+    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, inputs.hits);
     let whole = Channels::new(
         graph(&mentions),
         dense(inputs.vector),
@@ -104,7 +100,7 @@ pub(crate) fn run(
         .enumerate()
         .map(|(k, step)| {
             Channels::new(
-                graph(&query.step_mentions(step)),
+                graph(&step_mentions[k]),
                 inputs.step_vectors.get(k).and_then(|v| catalog.cosines(v)),
                 catalog.bm25.scores(&step.text),
                 scope,
@@ -218,6 +214,22 @@ pub(crate) fn run(
         tools,
         clarify,
         abstain,
+    }
+}
+
+/// The graph channel of one query text (empty when the mode does not use it).
+fn graph_channel<'m>(
+    catalog: &Catalog,
+    mode: super::Mode,
+    mentions: &'m [crate::model::Mention],
+    explicit: usize,
+    hits: &[Hit<'m>],
+) -> GraphScores<'m> {
+    if mode.uses_graph() {
+        let _stage = tracing::info_span!("stage", stage = "graph").entered();
+        graph_scores(catalog, mentions, explicit, hits)
+    } else {
+        GraphScores::default()
     }
 }
 
