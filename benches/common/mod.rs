@@ -12,6 +12,7 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+#[allow(dead_code)] // not every bench opens one
 pub fn engine_with_ontology() -> Engine {
     let mut opts = EngineOptions::memory(Embeddings::Model(default_model_dir()));
     opts.strict = false;

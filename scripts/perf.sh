@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The whole performance measurement on this machine, written to
+# benches/results/perf.json (and printed):
+#   1. the engine (benches/perf.rs): synthetic catalogs of 1k / 10k / 100k
+#      tools registered into on-disk stores under $TOOLGRAPH_PERF_DIR
+#      (default ~/.cache/toolgraph/perf; embeddings are kept there, so a
+#      second run re-embeds nothing), search latency cold and warm, the
+#      query-embedding floor, registration vs raw embedding throughput;
+#   2. a 60 s loopback load test (benches/load.rs) against `toolgraph serve`
+#      on the 10k and the 100k store: QPS, p50/p99, errors, RSS before/after;
+#   3. the Python peer (benches/peer.py: onnxruntime + numpy + rank-bm25) on
+#      the 10k catalog and the same queries, in the same run.
+# Usage: scripts/perf.sh            (TOOLGRAPH_PERF_SIZES=1000,10000 for a quick run;
+#                                    TOOLGRAPH_LOAD_SECONDS=60 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export TOOLGRAPH_MODEL_DIR="${TOOLGRAPH_MODEL_DIR:-$HOME/.cache/toolgraph/models/all-MiniLM-L6-v2-int8}"
+export TOOLGRAPH_PERF_DIR="${TOOLGRAPH_PERF_DIR:-$HOME/.cache/toolgraph/perf}"
+export TOOLGRAPH_PERF_SIZES="${TOOLGRAPH_PERF_SIZES:-1000,10000,100000}"
+SECONDS_LOAD="${TOOLGRAPH_LOAD_SECONDS:-60}"
+TARGET="${CARGO_TARGET_DIR:-target}"
+OUT=benches/results/perf.json
+WORK="$TARGET/perf"
+mkdir -p "$WORK" "$TOOLGRAPH_PERF_DIR"
+
+# The peer's Python stack, pinned, in its own virtualenv.
+PEER_ENV="${TOOLGRAPH_PEER_ENV:-$HOME/.cache/toolgraph/peerenv}"
+PEER_PINS=("numpy==2.4.6" "onnxruntime==1.32.0" "rank-bm25==0.2.2" "tokenizers==0.23.3")
+if ! { [ -f "$PEER_ENV/.complete" ] && [ "$(cat "$PEER_ENV/.complete")" = "${PEER_PINS[*]}" ]; }; then
+  python3 -m venv "$PEER_ENV"
+  "$PEER_ENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PEER_PINS[@]}"
+  echo "${PEER_PINS[*]}" >"$PEER_ENV/.complete"
+fi
+
+cargo build --release --quiet
+cargo bench --bench perf --bench load --no-run --quiet 2>/dev/null
+BIN="$TARGET/release/toolgraph"
+LOAD_BIN="$(ls -t "$TARGET"/release/deps/load-* | grep -v '\.d$' | head -1)"
+
+echo "perf: engine (sizes $TOOLGRAPH_PERF_SIZES)" >&2
+TOOLGRAPH_PERF_OUT="$WORK/engine.json" cargo bench --quiet --bench perf >/dev/null
+
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+IFS=',' read -r -a sizes <<<"$TOOLGRAPH_PERF_SIZES"
+for n in "${sizes[@]}"; do
+  [ "$n" -ge 10000 ] || continue
+  # The same tools (same seed), 20,000 queries: every load-test request is a
+  # distinct text, so the query-embedding cache does not answer for the model.
+  "$BIN" synth --tools "$n" --queries 20000 --seed 7 --out "$WORK/load-$n" >/dev/null
+  cmp -s "$WORK/load-$n/tools.jsonl" "$TOOLGRAPH_PERF_DIR/synth-$n-7/tools.jsonl" ||
+    { echo "perf: the load-test catalog differs from the measured one" >&2; exit 1; }
+  port="$(free_port)"
+  "$BIN" --data "$TOOLGRAPH_PERF_DIR/store-$n" serve --addr "127.0.0.1:$port" >"$WORK/serve-$n.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 600); do
+    curl -sf "127.0.0.1:$port/readyz" >/dev/null && break
+    sleep 1
+  done
+  curl -sf "127.0.0.1:$port/readyz" >/dev/null || { echo "perf: serve did not get ready (see $WORK/serve-$n.log)" >&2; exit 1; }
+  # Warm-up: 200 requests, then RSS, then the measured run.
+  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/queries.jsonl" \
+    TOOLGRAPH_LOAD_SECONDS=30 TOOLGRAPH_LOAD_MAX_REQUESTS=200 "$LOAD_BIN" >/dev/null
+  before="$(rss_kb $pid)"
+  echo "perf: load test on $n tools, ${SECONDS_LOAD}s" >&2
+  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/queries.jsonl" \
+    TOOLGRAPH_LOAD_SECONDS="$SECONDS_LOAD" TOOLGRAPH_LOAD_CONNECTIONS=4 "$LOAD_BIN" >"$WORK/load-$n.json"
+  after="$(rss_kb $pid)"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  trap - EXIT
+  python3 - "$WORK/load-$n.json" "$before" "$after" <<'EOF'
+import json, sys
+p, before, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d = json.load(open(p))
+d.update(rss_before_kb=before, rss_after_kb=after, rss_growth=round((after - before) / before, 4))
+json.dump(d, open(p, "w"))
+EOF
+done
+
+echo "perf: Python peer on 10,000 tools" >&2
+if [ -f "$TOOLGRAPH_PERF_DIR/synth-10000-7/tools.jsonl" ]; then
+  "$PEER_ENV/bin/python" benches/peer.py "$TOOLGRAPH_MODEL_DIR" \
+    "$TOOLGRAPH_PERF_DIR/synth-10000-7/tools.jsonl" "$TOOLGRAPH_PERF_DIR/synth-10000-7/queries.jsonl" >"$WORK/peer.json"
+fi
+
+python3 - "$WORK" "$OUT" <<'EOF'
+import json, os, sys
+work, out = sys.argv[1], sys.argv[2]
+def read(name):
+    p = os.path.join(work, name)
+    return json.load(open(p)) if os.path.exists(p) else None
+engine = read("engine.json")
+load = {n: read(f"load-{n}.json") for n in ("10000", "100000")}
+peer = read("peer.json")
+report = {k: engine.get(k) for k in (
+    "e2e_p50_over_embed_p50_10k", "e2e_p99_over_embed_p50_10k", "p50_100k_over_p50_1k",
+    "register_over_embed_throughput", "reembedded_on_unchanged_reload")}
+measured = [l for l in load.values() if l]
+report["load_errors"] = sum(l["errors"] for l in measured) if measured else None
+report["load_rss_growth"] = max(l["rss_growth"] for l in measured) if measured else None
+report["qps_over_python_peer"] = (
+    round(load["10000"]["qps"] / peer["qps"], 3) if load.get("10000") and peer else None)
+l10, l100 = load.get("10000"), load.get("100000")
+report["memory_per_tool_kb"] = (
+    round((l100["rss_after_kb"] - l10["rss_after_kb"]) / 90000, 2) if l10 and l100 else None)
+report["engine"] = engine
+report["load"] = load
+report["python_peer"] = peer
+os.makedirs(os.path.dirname(out), exist_ok=True)
+json.dump(report, open(out, "w"), indent=2)
+print(json.dumps({k: v for k, v in report.items() if k not in ("engine", "load", "python_peer")}, indent=2))
+EOF
