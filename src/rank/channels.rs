@@ -7,35 +7,50 @@ use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
 use std::collections::{HashMap, HashSet};
 
-/// One tool's graph evidence for one query text. Its paths borrow the
-/// request and the snapshot; [`GraphEvidence::paths`] turns them into
-/// [`GraphPath`]s for the tools that are reported.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct GraphEvidence<'a> {
+/// One tool's graph score for one query text.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ToolGraph {
     /// Share of the request's evidence explained, in [-1, 1].
     pub score: f32,
-    /// The paths behind it, strongest first.
-    pub hits: Vec<Evidence<'a>>,
-    /// Surfaces of the request mentions it matched.
-    pub matched: Vec<&'a str>,
     /// A path performs the verb the planner stated in its `verb` field.
     pub stated_verb: bool,
 }
 
 /// One path's contribution, before it is written out.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Evidence<'a> {
-    pub mention: &'a str,
-    pub hit: Hit<'a>,
-    pub weight: f32,
-    pub stated: bool,
+struct Evidence<'a> {
+    tool: usize,
+    mention: &'a str,
+    hit: Hit<'a>,
+    weight: f32,
+    stated: bool,
+    /// The mention's best positive path for this tool (not sibling evidence).
+    positive: bool,
 }
 
-impl GraphEvidence<'_> {
-    /// The paths, written out (their `explain` is filled in by [`explain`]).
-    pub fn paths(&self) -> Vec<GraphPath> {
-        self.hits
+/// The graph channel of one query text: a score per reached tool, and the
+/// evidence behind them in one flat list (a common verb reaches thousands
+/// of tools: no allocation per tool). Paths borrow the request and the
+/// snapshot and are written out only for the tools that are reported.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GraphScores<'a> {
+    per_tool: HashMap<usize, ToolGraph>,
+    evidence: Vec<Evidence<'a>>,
+}
+
+impl GraphScores<'_> {
+    /// The graph score of tool `idx`, when some path reaches it.
+    pub fn get(&self, idx: usize) -> Option<&ToolGraph> {
+        self.per_tool.get(&idx)
+    }
+
+    /// Tool `idx`'s paths, strongest first (`explain` is filled in by
+    /// [`explain`]).
+    pub fn paths(&self, idx: usize) -> Vec<GraphPath> {
+        let mut paths: Vec<GraphPath> = self
+            .evidence
             .iter()
+            .filter(|e| e.tool == idx)
             .map(|e| GraphPath {
                 mention: e.mention.to_string(),
                 node: e.hit.node.to_string(),
@@ -51,17 +66,20 @@ impl GraphEvidence<'_> {
                 explain: String::new(),
                 stated: e.stated,
             })
+            .collect();
+        paths.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        paths
+    }
+
+    /// Surfaces of the request mentions tool `idx` matched, in request order.
+    pub fn matched(&self, idx: usize) -> Vec<String> {
+        self.evidence
+            .iter()
+            .filter(|e| e.tool == idx && e.positive)
+            .map(|e| e.mention.to_string())
             .collect()
     }
-
-    /// The matched mentions, written out.
-    pub fn matched(&self) -> Vec<String> {
-        self.matched.iter().map(|s| s.to_string()).collect()
-    }
 }
-
-/// Graph evidence by tool index (only tools some path reaches).
-pub(crate) type GraphScores<'a> = HashMap<usize, GraphEvidence<'a>>;
 
 /// How much more a verb the planner states explicitly weighs than one in text.
 pub(crate) const EXPLICIT_VERB_WEIGHT: f32 = 2.0;
@@ -140,7 +158,10 @@ pub(crate) fn graph_scores<'a>(
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::new();
     let mut total = 0.0_f32;
-    let mut per_tool: GraphScores = HashMap::new();
+    let mut out = GraphScores::default();
+    // (tool, surface) pairs with a positive path: sibling evidence from a
+    // mention with the same surface does not count against them.
+    let mut matched: HashSet<(usize, &'a str)> = HashSet::new();
     for (i, m) in mentions.iter().enumerate() {
         let w_m = mention_weight(m.kind)
             * if i < explicit && m.kind == MentionKind::Verb {
@@ -183,39 +204,33 @@ pub(crate) fn graph_scores<'a>(
         }
         let stated = i < explicit;
         let surface = m.surface.as_str();
-        for (idx, (weight, hit)) in best {
-            let e = per_tool.entry(idx).or_default();
-            e.score += weight;
-            e.matched.push(surface);
-            e.stated_verb |= stated && hit.relation == Relation::Verb;
-            e.hits.push(Evidence {
-                mention: surface,
-                hit,
-                weight,
-                stated,
-            });
-        }
-        for (idx, (weight, hit)) in worst {
-            let e = per_tool.entry(idx).or_default();
-            if e.matched.contains(&surface) {
+        let positive = best.into_iter().map(|b| (b, true));
+        let negative = worst.into_iter().map(|w| (w, false));
+        for ((tool, (weight, hit)), positive) in positive.chain(negative) {
+            if positive {
+                matched.insert((tool, surface));
+            } else if matched.contains(&(tool, surface)) {
                 continue;
             }
-            e.score += weight;
-            e.hits.push(Evidence {
+            let t = out.per_tool.entry(tool).or_default();
+            t.score += weight;
+            t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
+            out.evidence.push(Evidence {
+                tool,
                 mention: surface,
                 hit,
                 weight,
                 stated,
+                positive,
             });
         }
     }
     if total > 0.0 {
-        for v in per_tool.values_mut() {
+        for v in out.per_tool.values_mut() {
             v.score /= total;
-            v.hits.sort_by(|a, b| b.weight.total_cmp(&a.weight));
         }
     }
-    per_tool
+    out
 }
 
 /// Fills in the human-readable form of the paths of tool `idx`:

@@ -64,7 +64,7 @@ impl<'a> Channels<'a> {
 
     /// The fused score of one tool; `exact`: the request names it.
     pub fn fused(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> f32 {
-        let graph = self.graph.get(&idx);
+        let graph = self.graph.get(idx);
         let graph_score = graph.map_or(0.0, |g| g.score);
         let dense = self
             .dense
@@ -92,7 +92,7 @@ impl<'a> Channels<'a> {
 
     /// Everything behind one tool's score, for its explanation.
     pub fn details(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> ScoreDetails {
-        let graph = self.graph.get(&idx);
+        let graph = self.graph.get(idx);
         ScoreDetails {
             graph: graph.map_or(0.0, |g| g.score),
             dense: self
@@ -105,8 +105,8 @@ impl<'a> Channels<'a> {
             lexical_trust: self.lexical_trust,
             exact_name: is_exact(mode, cfg, exact),
             fused: self.fused(idx, mode, cfg, exact),
-            matched: graph.map(|g| g.matched()).unwrap_or_default(),
-            paths: graph.map(|g| g.paths()).unwrap_or_default(),
+            matched: self.graph.matched(idx),
+            paths: self.graph.paths(idx),
             decided_by: None,
             step: None,
             best_for_step: None,
