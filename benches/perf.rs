@@ -17,7 +17,10 @@
 //! holding the ontology (parse, constellations, store write, snapshot,
 //! embeddings) against the raw embedding throughput of the same tools' texts.
 //!
-//! Writes `TOOLGRAPH_PERF_OUT` (default `target/perf-engine.json`).
+//! Writes `TOOLGRAPH_PERF_OUT` (default `target/perf-engine.json`). Run
+//! without `--bench` (`cargo test --benches`) it is a small real run: 200
+//! tools, 100 registered, in a temporary directory, checked for 0
+//! re-embedded and a sane Top-1.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -39,19 +42,42 @@ use common::root;
 const QUERIES: usize = 500;
 
 fn main() {
+    // `cargo test --benches` runs this without `--bench`: a small real run
+    // (200 tools, 20 queries, 100 registered) in a temporary directory.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let smoke_dir =
+        std::env::temp_dir().join(format!("toolgraph-perf-smoke-{}", std::process::id()));
     let sizes: Vec<usize> = std::env::var("TOOLGRAPH_PERF_SIZES")
-        .unwrap_or_else(|_| "1000,10000,100000".into())
+        .ok()
+        .filter(|_| !smoke)
+        .unwrap_or_else(|| {
+            if smoke {
+                "200".into()
+            } else {
+                "1000,10000,100000".into()
+            }
+        })
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let dir = std::env::var_os("TOOLGRAPH_PERF_DIR").map_or_else(
-        || dirs_home().join(".cache").join("toolgraph").join("perf"),
-        PathBuf::from,
-    );
-    let out = std::env::var_os("TOOLGRAPH_PERF_OUT").map_or_else(
-        || root().join("target").join("perf-engine.json"),
-        PathBuf::from,
-    );
+    let dir = std::env::var_os("TOOLGRAPH_PERF_DIR")
+        .filter(|_| !smoke)
+        .map_or_else(
+            || dirs_home().join(".cache").join("toolgraph").join("perf"),
+            PathBuf::from,
+        );
+    let out = std::env::var_os("TOOLGRAPH_PERF_OUT")
+        .filter(|_| !smoke)
+        .map_or_else(
+            || {
+                if smoke {
+                    smoke_dir.join("perf-engine.json")
+                } else {
+                    root().join("target").join("perf-engine.json")
+                }
+            },
+            PathBuf::from,
+        );
     let stages = Stages::default();
     let subscriber = tracing_subscriber::registry().with(stages.clone());
     tracing::subscriber::set_global_default(subscriber).unwrap_or_else(|e| panic!("{e}"));
@@ -75,7 +101,7 @@ fn main() {
     let registration = if std::env::var_os("TOOLGRAPH_PERF_SKIP_REGISTRATION").is_some() {
         Value::Null
     } else {
-        registration(&dir, &model)
+        registration(&dir, &model, if smoke { 100 } else { 2_000 })
     };
     eprintln!("perf: registration: {registration}");
     report.insert("sizes".into(), Value::Object(per_size.clone()));
@@ -115,6 +141,12 @@ fn main() {
     }
     std::fs::write(&out, &text).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     println!("{text}");
+    if smoke {
+        let size = &per_size["200"];
+        assert_eq!(size["reembedded_on_unchanged_reload"], json!(0), "{size}");
+        assert!(size["top1"].as_f64().is_some_and(|t| t > 0.3), "{size}");
+        let _ = std::fs::remove_dir_all(&smoke_dir);
+    }
 }
 
 fn dirs_home() -> PathBuf {
@@ -245,8 +277,7 @@ fn embed_floor(model: &FastEmbedder, queries: &[(String, String)]) -> Value {
 
 /// Registering 2,000 new tools into an engine holding the ontology, against
 /// embedding the same tools' texts alone.
-fn registration(dir: &Path, model: &Arc<FastEmbedder>) -> Value {
-    let n = 2_000;
+fn registration(dir: &Path, model: &Arc<FastEmbedder>, n: usize) -> Value {
     let (tools, _) = catalog(dir, n, 99);
     // Raw: the embedded texts of exactly these tools.
     let engine =
