@@ -30,11 +30,10 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use toolgraph::embed::{Embedder, FastEmbedder, default_model_dir, embedding_text};
 use toolgraph::graph::{GraphStore, OxigraphStore};
+use toolgraph::rank::stages::StageSpans;
 use toolgraph::synth::SynthOptions;
 use toolgraph::{Embeddings, Engine, EngineOptions, SearchRequest};
-use tracing::span::{Attributes, Id};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::SubscriberExt;
 
 mod common;
 use common::root;
@@ -43,7 +42,7 @@ const QUERIES: usize = 500;
 
 fn main() {
     // `cargo test --benches` runs this without `--bench`: a small real run
-    // (200 tools, 20 queries, 100 registered) in a temporary directory.
+    // (200 tools, 100 registered) in a temporary directory, removed after.
     let smoke = !std::env::args().any(|a| a == "--bench");
     let smoke_dir =
         std::env::temp_dir().join(format!("toolgraph-perf-smoke-{}", std::process::id()));
@@ -60,12 +59,19 @@ fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let dir = std::env::var_os("TOOLGRAPH_PERF_DIR")
-        .filter(|_| !smoke)
-        .map_or_else(
-            || dirs_home().join(".cache").join("toolgraph").join("perf"),
+    let dir = if smoke {
+        smoke_dir.clone()
+    } else {
+        std::env::var_os("TOOLGRAPH_PERF_DIR").map_or_else(
+            || {
+                dirs::cache_dir()
+                    .unwrap_or_else(std::env::temp_dir)
+                    .join("toolgraph")
+                    .join("perf")
+            },
             PathBuf::from,
-        );
+        )
+    };
     let out = std::env::var_os("TOOLGRAPH_PERF_OUT")
         .filter(|_| !smoke)
         .map_or_else(
@@ -79,7 +85,7 @@ fn main() {
             PathBuf::from,
         );
     let stages = Stages::default();
-    let subscriber = tracing_subscriber::registry().with(stages.clone());
+    let subscriber = tracing_subscriber::registry().with(stages.layer());
     tracing::subscriber::set_global_default(subscriber).unwrap_or_else(|e| panic!("{e}"));
 
     let model: Arc<FastEmbedder> =
@@ -147,10 +153,6 @@ fn main() {
         assert!(size["top1"].as_f64().is_some_and(|t| t > 0.3), "{size}");
         let _ = std::fs::remove_dir_all(&smoke_dir);
     }
-}
-
-fn dirs_home() -> PathBuf {
-    std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
 
 /// The synthetic catalog of `n` tools (written once, seeded).
@@ -372,15 +374,24 @@ fn machine() -> Value {
     })
 }
 
-/// Collects the duration of every span named `stage` by its stage field.
+/// Durations (ms) of every `stage` span, by stage.
 #[derive(Clone, Default)]
 struct Stages {
     inner: Arc<Mutex<HashMap<String, Vec<f64>>>>,
 }
 
-struct Started(Instant, String);
-
 impl Stages {
+    fn layer(&self) -> StageSpans<impl Fn(&str, f64) + Send + Sync + 'static> {
+        let inner = self.inner.clone();
+        StageSpans::new(move |stage: &str, seconds: f64| {
+            inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(stage.to_string())
+                .or_default()
+                .push(seconds * 1e3);
+        })
+    }
     fn clear(&self) {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
@@ -393,49 +404,5 @@ impl Stages {
                 (k.clone(), v[v.len() / 2])
             })
             .collect()
-    }
-}
-
-struct StageName(Option<String>);
-
-impl tracing::field::Visit for StageName {
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        if field.name() == "stage" {
-            self.0 = Some(value.to_string());
-        }
-    }
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "stage" {
-            self.0 = Some(format!("{value:?}").trim_matches('"').to_string());
-        }
-    }
-}
-
-impl<S> tracing_subscriber::Layer<S> for Stages
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        if attrs.metadata().name() != "stage" {
-            return;
-        }
-        let mut name = StageName(None);
-        attrs.record(&mut name);
-        if let (Some(stage), Some(span)) = (name.0, ctx.span(id)) {
-            span.extensions_mut().insert(Started(Instant::now(), stage));
-        }
-    }
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        if let Some(span) = ctx.span(&id)
-            && let Some(Started(at, stage)) = span.extensions_mut().remove::<Started>()
-        {
-            let ms = at.elapsed().as_secs_f64() * 1e3;
-            self.inner
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(stage)
-                .or_default()
-                .push(ms);
-        }
     }
 }

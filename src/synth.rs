@@ -216,18 +216,27 @@ const QUERY_SHAPES: [&str; 8] = [
 
 /// Reads the ontology's Turtle under `ontology` and generates from it.
 pub fn from_ontology(ontology: &Path, opts: &SynthOptions) -> Result<Synthetic> {
+    let (lexicon, facts) = read_ontology(ontology)?;
+    Ok(generate(&lexicon, &facts, opts))
+}
+
+/// The lexicon and facts of the Turtle under `dir`.
+fn read_ontology(dir: &Path) -> Result<(Vec<LexEntry>, OntologyFacts)> {
+    let files = crate::import::collect_files(&[dir.to_path_buf()])?;
+    let sources: Vec<Source> =
+        crate::import::read_files(&files, Some(crate::import::Format::Turtle))?
+            .into_iter()
+            .filter_map(|input| match input {
+                crate::import::Input::Turtle { name, text } => Some(Source {
+                    name,
+                    data: SourceData::Turtle(text),
+                }),
+                crate::import::Input::Manifest { .. } => None,
+            })
+            .collect();
     let store = OxigraphStore::memory()?;
-    let files = crate::import::collect_files(&[ontology.to_path_buf()])?;
-    let mut sources = Vec::with_capacity(files.len());
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| Error::io(&f, e))?;
-        sources.push(Source {
-            name: f.display().to_string(),
-            data: SourceData::Turtle(text),
-        });
-    }
     store.load(&sources)?;
-    Ok(generate(&store.lexicon()?, &store.ontology()?, opts))
+    Ok((store.lexicon()?, store.ontology()?))
 }
 
 /// [`from_ontology`], written to `out/tools.jsonl` and `out/queries.jsonl`
@@ -461,23 +470,8 @@ mod tests {
     use super::*;
 
     fn ontology() -> (Vec<LexEntry>, OntologyFacts) {
-        let store = OxigraphStore::memory().unwrap_or_else(|e| panic!("{e}"));
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology");
-        let mut sources = Vec::new();
-        for path in crate::import::collect_files(&[dir]).unwrap_or_else(|e| panic!("{e}")) {
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-            sources.push(Source {
-                name: path.display().to_string(),
-                data: SourceData::Turtle(text),
-            });
-        }
-        store
-            .load_unchecked(&sources)
-            .unwrap_or_else(|e| panic!("{e}"));
-        (
-            store.lexicon().unwrap_or_else(|e| panic!("{e}")),
-            store.ontology().unwrap_or_else(|e| panic!("{e}")),
-        )
+        read_ontology(&Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology"))
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod disambiguate;
 pub(crate) mod fusion;
 pub(crate) mod pipeline;
 pub(crate) mod query;
+pub mod stages;
 
 pub use confidence::{Calibration, CalibrationReport, ReliabilityBin, fit_calibration};
 pub use disambiguate::{Clarify, Contender};

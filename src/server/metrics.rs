@@ -1,17 +1,12 @@
 //! Prometheus metrics: requests and latency by route and status, the
 //! catalog's size, embeddings computed, and per-stage timings. Stages come
 //! from the core's `tracing` spans named `stage` (scope, extract, graph,
-//! dense, lexical, fuse, disambiguate): [`StageTimings`] is a tracing layer
+//! dense, lexical, fuse, disambiguate): [`stage_timings`] is a tracing layer
 //! that times them, so the sync core knows nothing of metrics.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::Instant;
-use tracing::span::{Attributes, Id};
-use tracing::{Subscriber, field::Field};
-use tracing_subscriber::layer::Context;
-use tracing_subscriber::registry::LookupSpan;
 
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: [f64; 15] = [
@@ -151,55 +146,9 @@ impl Metrics {
     }
 }
 
-/// A tracing layer that times spans named `stage` into [`global`].
-#[derive(Debug, Default)]
-pub(crate) struct StageTimings;
-
-struct Started {
-    stage: String,
-    at: Instant,
-}
-
-struct StageName(Option<String>);
-
-impl tracing::field::Visit for StageName {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "stage" {
-            self.0 = Some(value.to_string());
-        }
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "stage" {
-            self.0 = Some(format!("{value:?}").trim_matches('"').to_string());
-        }
-    }
-}
-
-impl<S> tracing_subscriber::Layer<S> for StageTimings
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        if attrs.metadata().name() != "stage" {
-            return;
-        }
-        let mut name = StageName(None);
-        attrs.record(&mut name);
-        if let (Some(stage), Some(span)) = (name.0, ctx.span(id)) {
-            span.extensions_mut().insert(Started {
-                stage,
-                at: Instant::now(),
-            });
-        }
-    }
-
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        if let Some(span) = ctx.span(&id)
-            && let Some(s) = span.extensions().get::<Started>()
-        {
-            global().stage(&s.stage, s.at.elapsed().as_secs_f64());
-        }
-    }
+/// The tracing layer that times the core's `stage` spans into [`global`].
+pub(crate) fn stage_timings() -> crate::rank::stages::StageSpans<impl Fn(&str, f64) + Send + Sync> {
+    crate::rank::stages::StageSpans::new(|stage: &str, seconds: f64| global().stage(stage, seconds))
 }
 
 #[cfg(test)]

@@ -341,6 +341,6 @@ pub fn init_tracing() {
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_filter(filter),
         )
-        .with(metrics::StageTimings)
+        .with(metrics::stage_timings())
         .try_init();
 }
