@@ -596,7 +596,7 @@ mod tests {
             description: "The city or area".into(),
             ..Default::default()
         }];
-        d.depends_on = vec!["x".into()];
+        d.depends_on = vec![crate::model::Dependency::on("x")];
         let c = build(&d, &x);
         assert_eq!(
             iris(&c.domains),
@@ -615,7 +615,7 @@ mod tests {
             .expect("param");
         assert!((place.weight - 0.4).abs() < 1e-6);
         assert!(c.read_only);
-        assert_eq!(c.depends_on, ["x"]);
+        assert_eq!(c.depends_on, [crate::model::Dependency::on("x")]);
         assert_eq!(c.iri, tool_iri("Movies_1_FindMovies"));
 
         let c = build(&desc("math.triangle_area_heron", "Compute the area"), &x);

@@ -22,6 +22,10 @@ pub struct Param {
     pub ty: Option<String>,
     #[serde(default)]
     pub required: bool,
+    /// The entity class the parameter takes (`tg:paramEntity`), when an
+    /// ontologist said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
 }
 
 /// A tool as an importer sees it, before it is linked to the ontology.
@@ -53,15 +57,81 @@ pub struct ToolDescriptor {
     /// OpenAPI tags, MCP server name, dataset field: become domain links.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Ids/names of tools this one depends on.
+    /// Tools this one depends on (ids or names), plain or typed.
     #[serde(default)]
-    pub depends_on: Vec<String>,
+    pub depends_on: Vec<Dependency>,
     /// Integrations it needs (stripe, resend).
     #[serde(default)]
     pub integrations: Vec<String>,
     /// Where it came from: `file.json#/tools/3`, `spec.yaml#/paths/~1pets/get`.
     #[serde(default)]
     pub source: String,
+}
+
+/// One declared dependency: the tool `on` must run first. A manifest may
+/// give a plain name (`"get_timezone"`) or an object `{name,
+/// dependence_type, parameter_name, reason}`; both deserialize.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, utoipa::ToSchema,
+)]
+pub struct Dependency {
+    /// Id or name of the tool depended on (its name once in the catalog).
+    pub on: String,
+    /// How it depends (`PARAMETER_DIRECTLY_DEPENDS_ON`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The parameter the other tool's output feeds (`timezone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Dependency {
+    /// A plain dependency on `on`.
+    pub fn on(on: impl Into<String>) -> Self {
+        Self {
+            on: on.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Has a kind, a parameter or a reason (stored as a qualified edge).
+    pub fn is_qualified(&self) -> bool {
+        self.kind.is_some() || self.parameter.is_some() || self.reason.is_some()
+    }
+}
+
+impl<'de> Deserialize<'de> for Dependency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Typed {
+            #[serde(alias = "name", alias = "tool")]
+            on: String,
+            #[serde(default, alias = "dependence_type", alias = "type")]
+            kind: Option<String>,
+            #[serde(default, alias = "parameter_name")]
+            parameter: Option<String>,
+            #[serde(default)]
+            reason: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Name(String),
+            Typed(Typed),
+        }
+        Ok(match Either::deserialize(d)? {
+            Either::Name(on) => Dependency::on(on),
+            Either::Typed(t) => Dependency {
+                on: t.on,
+                kind: t.kind,
+                parameter: t.parameter,
+                reason: t.reason,
+            },
+        })
+    }
 }
 
 /// A link from a tool to an ontology node, with where it came from.
@@ -142,8 +212,9 @@ pub struct Tool {
     pub channels: Vec<Link>,
     pub read_only: bool,
     pub universal: bool,
-    /// Names of the tools it depends on.
-    pub depends_on: Vec<String>,
+    /// The tools it depends on (by name), with the kind, parameter and
+    /// reason when the manifest gave them.
+    pub depends_on: Vec<Dependency>,
     /// The source that registered it (a file path as loaded, a manifest
     /// name): what reloading or unloading that source replaces.
     #[serde(default)]
@@ -197,7 +268,7 @@ pub struct Constellation {
     pub new_verbs: Vec<NewTerm>,
     pub read_only: bool,
     /// Descriptor ids this tool depends on.
-    pub depends_on: Vec<String>,
+    pub depends_on: Vec<Dependency>,
     /// What the builder had to decide for itself (a verb minted from the
     /// name, …): reported with the load, never silent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -52,7 +52,9 @@ pub mod tg {
         PARAM_TYPE = "paramType"; PARAM_DESCRIPTION = "paramDescription";
         PARAM_REQUIRED = "paramRequired"; PARAM_ENTITY = "paramEntity"; SOURCE = "source";
         INSTANCE_OF = "instanceOf"; EVIDENCES = "evidences"; SIBLING_OF = "siblingOf";
-        ORDER = "order";
+        ORDER = "order"; DEPENDENCY = "dependency"; DEPENDENCY_ON = "dependencyOn";
+        DEPENDENCE_TYPE = "dependenceType"; DEPENDENCY_PARAMETER = "dependencyParameter";
+        DEPENDENCY_REASON = "dependencyReason";
     }
 }
 

@@ -2,6 +2,7 @@
 //! lexical and vector indexes, ontology facts. Built after every change and
 //! swapped in whole, so readers never see a half-updated catalog.
 
+pub(crate) mod deps;
 mod paths;
 
 pub(crate) use paths::Hit;
@@ -34,8 +35,8 @@ pub(crate) struct Catalog {
     /// Number of tools acting on each entity node (for IDF).
     pub entity_df: HashMap<String, usize>,
     pub broader: HashMap<String, Vec<String>>,
-    /// `dependsOn` edges between tool indexes, built once per snapshot.
-    pub deps: petgraph::graphmap::DiGraphMap<usize, ()>,
+    /// Declared and inferred `dependsOn` edges between tool indexes.
+    pub deps: deps::Dependencies,
     pub labels: HashMap<String, String>,
     /// The graph channel's adjacency (verbs, entities, ontology hierarchy).
     pub paths: paths::Paths,
@@ -151,23 +152,15 @@ impl Catalog {
             broader.entry(a).or_default().push(b);
         }
         let labels = facts.labels.into_iter().collect();
-        let mut deps = petgraph::graphmap::DiGraphMap::new();
-        for (i, t) in tools.iter().enumerate() {
-            deps.add_node(i);
-            for dep in &t.depends_on {
-                let key = dep.to_lowercase();
-                if let Some(&j) = by_name.get(&key).and_then(|v| v.first()) {
-                    deps.add_edge(i, j, ());
-                }
-            }
-        }
+        let extractor = Extractor::new(Lexicon::new(lexicon));
+        let deps = deps::Dependencies::build(&tools, &by_name, &broader, &extractor);
         Self {
             tools,
             by_iri,
             by_name,
             by_source,
             by_domain,
-            extractor: Extractor::new(Lexicon::new(lexicon)),
+            extractor,
             bm25,
             names,
             vectors,
@@ -272,24 +265,25 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// Tools to run before `idx` that `scope` may see, dependencies first
-    /// (post-order over `dependsOn`, cycle-safe: each tool is visited once).
-    pub fn prerequisites(&self, idx: usize, scope: &Scope) -> Vec<String> {
-        use petgraph::visit::DfsPostOrder;
-        if !self.deps.contains_node(idx) {
-            return Vec::new();
-        }
-        let mut dfs = DfsPostOrder::new(&self.deps, idx);
-        let mut out = Vec::new();
-        while let Some(n) = dfs.next(&self.deps) {
-            if n != idx
-                && scope.contains(n)
-                && let Some(t) = self.tools.get(n)
-            {
-                out.push(t.name.clone());
-            }
-        }
-        out
+    /// Tools to run before `idx` that `scope` may see, nearest first
+    /// (declared edges, and inferred ones at or above `min_inferred`).
+    pub fn prerequisites(
+        &self,
+        idx: usize,
+        scope: &Scope,
+        min_inferred: f32,
+    ) -> Vec<deps::Prerequisite<'_>> {
+        self.deps.prerequisites(idx, scope, min_inferred)
+    }
+
+    /// The names of [`Catalog::prerequisites`] in running order (each after
+    /// the ones it needs).
+    pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<String> {
+        self.deps
+            .running_order(idx, scope, min_inferred)
+            .into_iter()
+            .filter_map(|i| self.tools.get(i).map(|t| t.name.clone()))
+            .collect()
     }
 
     /// Renders tools for an LLM prompt within a token budget (about 4

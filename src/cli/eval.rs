@@ -98,6 +98,10 @@ pub(crate) struct EvalArgs {
     /// Rank multi-step requests as one text only (no per-step ranking).
     #[arg(long)]
     no_steps: bool,
+    /// Also rank with `dependencies: true` (each match's prerequisites right
+    /// after it), reported as `MODE+deps` beside the plain run.
+    #[arg(long)]
+    dependencies: bool,
     /// Write per-query channel scores (JSON lines) for fusion/confidence fits, instead of a report.
     #[arg(long)]
     dump_features: Option<PathBuf>,
@@ -232,6 +236,7 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             embeddings: embeddings.clone(),
             progress,
             rank: rank.clone(),
+            dependencies: args.dependencies,
         };
         if let Some(path) = &args.dump_features {
             let mut f = std::io::BufWriter::new(
@@ -248,7 +253,10 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
         let mut run = eval::run_on(&engine, &spec)?;
         if let Some(label) = &args.label {
             for r in &mut run {
-                r.mode.clone_from(label);
+                r.mode = match r.mode.strip_suffix("+deps") {
+                    Some(_) => format!("{label}+deps"),
+                    None => label.clone(),
+                };
             }
         }
         reports.extend(run);

@@ -4,7 +4,7 @@
 use toolgraph::SearchResponse;
 use toolgraph::embed::SyncReport;
 use toolgraph::graph::{Source, SourceData};
-use toolgraph::model::{Constellation, Link, Provenance, Tool};
+use toolgraph::model::{Constellation, Dependency, Link, Provenance, Tool};
 
 /// One line per tool: name, verbs, first entities, read-only.
 pub(crate) fn tool_line(t: &Tool) -> String {
@@ -75,9 +75,34 @@ pub(crate) fn constellation_summary(c: &Constellation) -> String {
         if c.depends_on.is_empty() {
             String::new()
         } else {
-            format!("\n  depends on: {}", c.depends_on.join(", "))
+            let deps: Vec<String> = c.depends_on.iter().map(dependency_label).collect();
+            format!("\n  depends on: {}", deps.join(", "))
         }
     )
+}
+
+/// `get_timezone (PARAMETER_DIRECTLY_DEPENDS_ON, parameter timezone: reason)`.
+pub(crate) fn dependency_label(d: &Dependency) -> String {
+    let mut parts = Vec::new();
+    if let Some(k) = &d.kind {
+        parts.push(k.clone());
+    }
+    if let Some(p) = &d.parameter {
+        parts.push(format!("parameter {p}"));
+    }
+    let mut out = d.on.clone();
+    if !parts.is_empty() || d.reason.is_some() {
+        out.push_str(" (");
+        out.push_str(&parts.join(", "));
+        if let Some(r) = &d.reason {
+            if !parts.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(r);
+        }
+        out.push(')');
+    }
+    out
 }
 
 /// A tool's constellation as a Graphviz digraph (extracted links dashed).
@@ -118,7 +143,11 @@ pub(crate) fn constellation_dot(t: &Tool) -> String {
         edge("availableOnChannel", &l.label, false);
     }
     for d in &t.depends_on {
-        edge("dependsOn", d, false);
+        let label = match &d.parameter {
+            Some(p) => format!("dependsOn ({p})"),
+            None => "dependsOn".to_string(),
+        };
+        edge(&label, &d.on, false);
     }
     out.push_str("}\n");
     out
@@ -150,6 +179,9 @@ pub(crate) fn matches(resp: &SearchResponse, explain: bool) -> String {
             for p in &m.details.paths {
                 out.push_str(&format!("      {:+.2} {}\n", p.weight, p.explain));
             }
+        }
+        if let Some(p) = &m.details.prerequisite_of {
+            out.push_str(&format!("      {}\n", p.explain));
         }
         if !m.prerequisites.is_empty() {
             out.push_str(&format!("      first: {}\n", m.prerequisites.join(" -> ")));

@@ -15,9 +15,9 @@ mod register;
 mod requests;
 
 pub use requests::{
-    Decision, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool, LoadOutcome, Match,
-    Registration, Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest,
-    ToolFilter, ToolPage,
+    Decision, DependencyEdge, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool,
+    LoadOutcome, Match, Registration, Resolution, ResolveRequest, SearchRequest, SearchResponse,
+    SelectRequest, ToolFilter, ToolPage,
 };
 
 use crate::catalog::Catalog;
@@ -261,16 +261,19 @@ impl Engine {
         let limit = access.cap.map_or(limit, |cap| limit.min(cap));
         let query = {
             let _stage = tracing::info_span!("stage", stage = "extract").entered();
-            Query::parse(
-                catalog,
-                &req.text,
-                req.verb.as_deref(),
-                req.mode,
-                self.rank.steps,
-            )
+            Query {
+                dependencies: req.dependencies,
+                ..Query::parse(
+                    catalog,
+                    &req.text,
+                    req.verb.as_deref(),
+                    req.mode,
+                    self.rank.steps,
+                )
+            }
         };
         let ranked = self.rank(catalog, &scope, &query, vector, limit)?;
-        let mut matches = self.matches(catalog, &access, &ranked, req.dependencies);
+        let mut matches = self.matches(catalog, &access, &scope, &ranked, req.dependencies);
         if !req.explain {
             for m in &mut matches {
                 m.details.paths.clear();
@@ -359,6 +362,7 @@ impl Engine {
         &self,
         catalog: &Catalog,
         access: &Access,
+        scope: &Scope,
         ranked: &Ranked,
         dependencies: bool,
     ) -> Vec<Match> {
@@ -376,7 +380,7 @@ impl Engine {
                     categories: t.categories.iter().map(|c| c.label.clone()).collect(),
                     details: r.details.clone(),
                     prerequisites: if dependencies {
-                        catalog.prerequisites(r.idx, &access.scope)
+                        catalog.running_order(r.idx, scope, self.rank.infer_threshold)
                     } else {
                         Vec::new()
                     },

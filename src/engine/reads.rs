@@ -1,7 +1,7 @@
 //! Reads of the catalog through the caller's policy: counts, listings,
 //! one tool, domains, a policy explanation, and session failures.
 
-use super::{DomainCount, Engine, ListRequest, ListedTool, ToolFilter, ToolPage};
+use super::{DependencyEdge, DomainCount, Engine, ListRequest, ListedTool, ToolFilter, ToolPage};
 use crate::error::{Error, Result};
 use crate::model::Tool;
 use crate::policy::{Caller, Explanation};
@@ -124,6 +124,54 @@ impl Engine {
             None => Vec::new(),
         };
         snap.policy.explain(&snap.catalog, caller, &failed, idx)
+    }
+
+    /// The `dependsOn` edges among the tools `caller` may see, declared and
+    /// inferred (any confidence; `followed` says whether ranking follows
+    /// it), of one tool or, without `tool`, of all; by tool, then declared
+    /// before inferred, then by confidence.
+    pub fn dependencies(&self, caller: &Caller, tool: Option<&str>) -> Result<Vec<DependencyEdge>> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let access = self.access(&snap, caller)?;
+        let from: Vec<usize> = match tool {
+            Some(key) => vec![
+                c.find(key)
+                    .filter(|&i| access.scope.contains(i))
+                    .ok_or_else(|| Error::not_found("tool", key))?,
+            ],
+            None => access.scope.iter().collect(),
+        };
+        let threshold = self.rank.infer_threshold;
+        let mut out = Vec::new();
+        for i in from {
+            let mut edges: Vec<DependencyEdge> = c
+                .deps
+                .edges(i)
+                .filter(|&(j, _)| access.scope.contains(j))
+                .filter_map(|(j, e)| {
+                    Some(DependencyEdge {
+                        tool: c.tools.get(i)?.name.clone(),
+                        on: c.tools.get(j)?.name.clone(),
+                        provenance: e.provenance,
+                        confidence: e.confidence,
+                        followed: e.provenance == crate::model::Provenance::Curated
+                            || e.confidence >= threshold,
+                        kind: e.kind.clone(),
+                        parameter: e.parameter.clone(),
+                        reason: e.reason.clone(),
+                    })
+                })
+                .collect();
+            edges.sort_by(|a, b| {
+                (a.provenance != crate::model::Provenance::Curated)
+                    .cmp(&(b.provenance != crate::model::Provenance::Curated))
+                    .then(b.confidence.total_cmp(&a.confidence))
+                    .then(a.on.cmp(&b.on))
+            });
+            out.extend(edges);
+        }
+        Ok(out)
     }
 
     /// Records that `tool` failed in `session`: hidden for the rest of it.

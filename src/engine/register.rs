@@ -158,7 +158,7 @@ impl Engine {
             .filter(|t| {
                 t.depends_on
                     .iter()
-                    .any(|d| d.eq_ignore_ascii_case(&tool.name))
+                    .any(|d| d.on.eq_ignore_ascii_case(&tool.name))
             })
             .map(|t| t.name.as_str())
             .collect();

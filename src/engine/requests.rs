@@ -3,7 +3,7 @@
 
 use crate::embed::{Embedder, SyncReport};
 use crate::graph::LoadReport;
-use crate::model::{Mention, Tool};
+use crate::model::{Mention, Provenance, Tool};
 use crate::policy::{Caller, Warning};
 use crate::rank::{Calibration, Clarify, Mode, RankConfig, ScoreDetails};
 use crate::select::Strategy;
@@ -120,6 +120,25 @@ pub struct Match {
     /// The caller's agent must have this call approved first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
+}
+
+/// One `dependsOn` edge: `tool` needs `on` to run first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct DependencyEdge {
+    pub tool: String,
+    pub on: String,
+    /// `curated` when declared (manifest or Turtle), `extracted` when inferred.
+    pub provenance: Provenance,
+    /// 1 for declared edges; the inference's confidence otherwise.
+    pub confidence: f32,
+    /// Ranking follows it (declared, or inferred at or above the threshold).
+    pub followed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The answer to a search.

@@ -37,7 +37,7 @@ impl Metrics {
     }
 
     /// The gated metrics by name; `None` when not applicable to the group.
-    fn gated(&self) -> [(&'static str, Option<f64>); 8] {
+    fn gated(&self) -> [(&'static str, Option<f64>); 9] {
         let r = |v: f64| (self.n_ranked() > 0).then_some(v);
         [
             ("top1", r(self.top1)),
@@ -46,6 +46,7 @@ impl Metrics {
             ("r10", r(self.r10)),
             ("mrr", r(self.mrr)),
             ("ndcg10", r(self.ndcg10)),
+            ("primary_top1", self.primary_top1),
             ("abstain_rate", self.abstain_rate),
             ("coverage", self.coverage),
         ]
@@ -55,7 +56,6 @@ impl Metrics {
     /// `primary_top1`, `abstain_rate`, `coverage`, `p50_ms`, `p99_ms`).
     pub fn get(&self, metric: &str) -> Option<f64> {
         match metric {
-            "primary_top1" => self.primary_top1,
             "p50_ms" => Some(self.p50_ms),
             "p99_ms" => Some(self.p99_ms),
             _ => self

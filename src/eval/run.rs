@@ -41,6 +41,9 @@ pub struct RunSpec {
     pub embeddings: Embeddings,
     pub progress: bool,
     pub rank: Option<crate::rank::RankConfig>,
+    /// Also run every mode with `dependencies: true` (reported as
+    /// `MODE+deps`, beside the plain run on the same embeddings).
+    pub dependencies: bool,
 }
 
 /// A dataset's display name from its tools file (`benches/datasets/metatool/tools.jsonl` -> `metatool`).
@@ -110,38 +113,51 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
         HashMap::new()
     };
     let mut reports = Vec::new();
+    let variants: &[bool] = if spec.dependencies {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for &mode in &spec.modes {
-        let run = |q: &EvalQuery| -> Ranked {
-            let req = SearchRequest {
-                text: request_text(q),
-                mode,
-                limit: spec.options.k_max.max(10),
-                candidates: match spec.setting {
-                    Setting::Candidates => q.candidates.clone(),
-                    Setting::Global => None,
-                },
-                ..SearchRequest::default()
+        for &dependencies in variants {
+            let run = |q: &EvalQuery| -> Ranked {
+                let req = SearchRequest {
+                    text: request_text(q),
+                    mode,
+                    limit: spec.options.k_max.max(10),
+                    candidates: match spec.setting {
+                        Setting::Candidates => q.candidates.clone(),
+                        Setting::Global => None,
+                    },
+                    dependencies,
+                    ..SearchRequest::default()
+                };
+                match engine.search_with(&req, vectors.get(&q.id).cloned()) {
+                    Ok(r) => Ranked {
+                        ids: r.matches.into_iter().map(|m| m.id).collect(),
+                        abstain: r.abstain,
+                    },
+                    Err(_) => Ranked {
+                        ids: Vec::new(),
+                        abstain: true,
+                    },
+                }
             };
-            match engine.search_with(&req, vectors.get(&q.id).cloned()) {
-                Ok(r) => Ranked {
-                    ids: r.matches.into_iter().map(|m| m.id).collect(),
-                    abstain: r.abstain,
-                },
-                Err(_) => Ranked {
-                    ids: Vec::new(),
-                    abstain: true,
-                },
-            }
-        };
-        reports.push(evaluate(
-            &spec.dataset,
-            &mode.to_string(),
-            spec.setting.as_str(),
-            &queries,
-            &spec.options,
-            &run,
-            spec.progress,
-        ));
+            let label = if dependencies {
+                format!("{mode}+deps")
+            } else {
+                mode.to_string()
+            };
+            reports.push(evaluate(
+                &spec.dataset,
+                &label,
+                spec.setting.as_str(),
+                &queries,
+                &spec.options,
+                &run,
+                spec.progress,
+            ));
+        }
     }
     Ok(reports)
 }

@@ -6,7 +6,8 @@
 //!   types are kept verbatim, `"str"`, `"dict"` included) or `null`.
 //! - `source` (upstream provenance) becomes the descriptor's `source`;
 //!   without it, `file:LINE`.
-//! - `meta.depends_on` -> `depends_on`; `meta.field` and `meta.category` ->
+//! - `meta.depends_on` -> `depends_on`: names or objects `{name,
+//!   dependence_type, parameter_name, reason}`; `meta.field` and `meta.category` ->
 //!   `tags` (a `/`-separated field such as `Chemistry/Forensics` gives both
 //!   parts); `meta.tags`, `meta.integrations` are taken as they are;
 //!   `meta.name_for_human` -> `title`; `meta.description_for_model` (OpenAI
@@ -14,8 +15,8 @@
 //! - Blank lines are skipped.
 
 use super::{
-    NoRefs, check_unique, clean_name, clean_text, invalid_tool, kind, opt_str, parse_json,
-    push_unique, schema_params, str_list,
+    NoRefs, check_unique, clean_name, clean_text, dependency_list, invalid_tool, kind, opt_str,
+    parse_json, push_unique, schema_params, str_list,
 };
 use crate::error::{Location, Result};
 use crate::model::ToolDescriptor;
@@ -116,7 +117,8 @@ fn descriptor(file: &str, line: u64, value: &Value) -> Result<ToolDescriptor> {
         None | Some(Value::Null) => {}
         Some(Value::Object(meta)) => {
             let list = |key: &str| str_list(meta.get(key), key).map_err(|m| bad("/meta", m));
-            d.depends_on = list("depends_on")?;
+            d.depends_on = dependency_list(meta.get("depends_on"), "depends_on")
+                .map_err(|m| bad("/meta/depends_on", m))?;
             d.integrations = list("integrations")?;
             for key in ["field", "category"] {
                 for tag in list(key)? {
@@ -165,7 +167,7 @@ mod tests {
         assert_eq!(a.description, "Do A");
         assert_eq!(a.source, "up/stream");
         assert_eq!(a.tags, ["Chem", "Forensics"]);
-        assert_eq!(a.depends_on, ["b"]);
+        assert_eq!(a.depends_on, [crate::model::Dependency::on("b")]);
         assert_eq!(a.params.len(), 1);
         assert_eq!(a.params[0].ty.as_deref(), Some("str"));
         assert!(a.params[0].required);
@@ -220,5 +222,47 @@ mod tests {
         assert!(err.contains("/meta/description_for_model"), "{err}");
         assert!(parse("t.jsonl", "[1]\n").is_err());
         assert!(parse("t.jsonl", "").unwrap().is_empty());
+    }
+
+    #[test]
+    fn typed_dependencies() {
+        let text = r#"{"name":"a","meta":{"depends_on":[{"name":"b","dependence_type":"PARAMETER_DIRECTLY_DEPENDS_ON","parameter_name":"x","reason":" Needs  b "},"c",{"name":"b"},{"name":"d","parameter_name":null}]}}"#;
+        let tools = parse("t.jsonl", text).unwrap();
+        let deps = &tools[0].depends_on;
+        assert_eq!(deps.len(), 3, "{deps:?}");
+        assert_eq!(deps[0].on, "b");
+        assert_eq!(
+            deps[0].kind.as_deref(),
+            Some("PARAMETER_DIRECTLY_DEPENDS_ON")
+        );
+        assert_eq!(deps[0].parameter.as_deref(), Some("x"));
+        assert_eq!(deps[0].reason.as_deref(), Some("Needs b"));
+        assert_eq!(deps[1], crate::model::Dependency::on("c"));
+        assert_eq!(deps[2], crate::model::Dependency::on("d"));
+
+        for (line, want) in [
+            (
+                r#"{"name":"a","meta":{"depends_on":[{"reason":"r"}]}}"#,
+                "needs a `name`",
+            ),
+            (
+                r#"{"name":"a","meta":{"depends_on":[{"name":"b","reason":3}]}}"#,
+                "`depends_on[0].reason` must be a string",
+            ),
+            (
+                r#"{"name":"a","meta":{"depends_on":["b",{"name":"c","why":"?"}]}}"#,
+                "`depends_on[1]` has an unknown field `why`",
+            ),
+            (
+                r#"{"name":"a","meta":{"depends_on":7}}"#,
+                "must be a name, an object or an array",
+            ),
+        ] {
+            let err = parse("t.jsonl", line).unwrap_err().to_string();
+            assert!(
+                err.contains(want) && err.contains("/meta/depends_on") && err.contains("t.jsonl:1"),
+                "{err}"
+            );
+        }
     }
 }

@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(d.title.as_deref(), Some("Delete a file"));
         assert_eq!(d.read_only, Some(false));
         assert_eq!(d.destructive, Some(true));
-        assert_eq!(d.depends_on, vec!["list_files"]);
+        assert_eq!(d.depends_on, [crate::model::Dependency::on("list_files")]);
         assert_eq!(d.integrations, vec!["s3"]);
         assert_eq!(d.tags, vec!["files"]);
         assert!(d.params.is_empty());

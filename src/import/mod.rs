@@ -27,7 +27,7 @@ use schema::{NoRefs, Resolver, schema_params, schema_type};
 use syntax::{parse_json, parse_yaml};
 
 use crate::error::{Error, Location, Result};
-use crate::model::ToolDescriptor;
+use crate::model::{Dependency, ToolDescriptor};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
@@ -266,6 +266,87 @@ fn str_list(v: Option<&Value>, key: &str) -> Result<Vec<String>, String> {
     }
 }
 
+/// A dependency list: names, or objects `{name, dependence_type,
+/// parameter_name, reason}` (also `tool`/`on`, `kind`/`type`,
+/// `parameter`), or a mix; errors name the item (`key[2].name`).
+fn dependency_list(v: Option<&Value>, key: &str) -> Result<Vec<Dependency>, String> {
+    let items: &[Value] = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(one @ (Value::String(_) | Value::Object(_))) => std::slice::from_ref(one),
+        Some(other) => {
+            return Err(format!(
+                "`{key}` must be a name, an object or an array of them, found {}",
+                kind(other)
+            ));
+        }
+    };
+    let mut out: Vec<Dependency> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let dep = match item {
+            Value::String(s) => match non_empty(clean_name(s)) {
+                Some(name) => Dependency::on(name),
+                None => continue,
+            },
+            Value::Object(m) => {
+                let text = |names: &[&str]| -> Result<Option<String>, String> {
+                    for n in names {
+                        match m.get(*n) {
+                            None | Some(Value::Null) => {}
+                            Some(Value::String(s)) => return Ok(non_empty(clean_text(s))),
+                            Some(other) => {
+                                return Err(format!(
+                                    "`{key}[{i}].{n}` must be a string, found {}",
+                                    kind(other)
+                                ));
+                            }
+                        }
+                    }
+                    Ok(None)
+                };
+                let known = [
+                    "name",
+                    "tool",
+                    "on",
+                    "dependence_type",
+                    "kind",
+                    "type",
+                    "parameter_name",
+                    "parameter",
+                    "reason",
+                ];
+                if let Some(unknown) = m.keys().find(|k| !known.contains(&k.as_str())) {
+                    return Err(format!(
+                        "`{key}[{i}]` has an unknown field `{unknown}` (expected name, dependence_type, parameter_name, reason)"
+                    ));
+                }
+                let Some(on) = text(&["name", "tool", "on"])?.map(|n| clean_name(&n)) else {
+                    return Err(format!("`{key}[{i}]` needs a `name`"));
+                };
+                Dependency {
+                    on,
+                    kind: text(&["dependence_type", "kind", "type"])?,
+                    parameter: text(&["parameter_name", "parameter"])?,
+                    reason: text(&["reason"])?,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "`{key}[{i}]` must be a name or an object, found {}",
+                    kind(other)
+                ));
+            }
+        };
+        match out.iter_mut().find(|d| d.on == dep.on) {
+            // the same tool twice: keep the typed entry
+            Some(seen) if !seen.is_qualified() => *seen = dep,
+            Some(_) => {}
+            None => out.push(dep),
+        }
+    }
+    Ok(out)
+}
+
 fn non_empty(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
@@ -294,7 +375,7 @@ fn kind(v: &Value) -> &'static str {
 /// The toolgraph extension object: `{"dependsOn", "integrations", "tags"}`.
 #[derive(Debug, Default)]
 struct Extension {
-    depends_on: Vec<String>,
+    depends_on: Vec<Dependency>,
     integrations: Vec<String>,
     tags: Vec<String>,
 }
@@ -305,7 +386,7 @@ fn extension(v: Option<&Value>) -> Result<Extension, String> {
         Some(Value::Object(m)) => {
             let depends = m.get("dependsOn").or_else(|| m.get("depends_on"));
             Ok(Extension {
-                depends_on: str_list(depends, "x-toolgraph.dependsOn")?,
+                depends_on: dependency_list(depends, "x-toolgraph.dependsOn")?,
                 integrations: str_list(m.get("integrations"), "x-toolgraph.integrations")?,
                 tags: str_list(m.get("tags"), "x-toolgraph.tags")?,
             })

@@ -315,6 +315,7 @@ impl Operation<'_> {
                 description,
                 ty: schema.and_then(schema_type),
                 required,
+                entity: None,
             },
         )))
     }
@@ -379,6 +380,7 @@ impl Operation<'_> {
                 .unwrap_or_default(),
             ty: schema_type(schema),
             required: body.get("required").and_then(Value::as_bool) == Some(true),
+            entity: None,
         }])
     }
 }
@@ -527,7 +529,10 @@ components:
 
         let delete = &tools[3];
         assert_eq!(delete.destructive, Some(true));
-        assert_eq!(delete.depends_on, ["listPets"]);
+        assert_eq!(
+            delete.depends_on,
+            [crate::model::Dependency::on("listPets")]
+        );
         assert_eq!(delete.source, "pets.yaml#/paths/~1pets~1{petId}/delete");
     }
 

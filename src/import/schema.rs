@@ -118,6 +118,7 @@ pub(super) fn schema_params_in(
                     description,
                     ty,
                     required: required.contains(name.as_str()),
+                    entity: None,
                 });
             }
         }

@@ -110,6 +110,7 @@ impl<'a> Channels<'a> {
             decided_by: None,
             step: None,
             best_for_step: None,
+            prerequisite_of: None,
         }
     }
 

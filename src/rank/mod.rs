@@ -8,13 +8,16 @@
 //! - [`fusion`]: fused scores and the orders they define;
 //! - [`pipeline`]: channels → fuse → steps → disambiguate → step cover,
 //!   keeping a bounded top-k;
-//! - [`disambiguate`], [`confidence`]: close calls and calibrated probabilities.
+//! - [`disambiguate`], [`confidence`]: close calls and calibrated probabilities;
+//! - [`prerequisites`]: with `dependencies`, each match's prerequisites
+//!   listed right after it.
 
 pub(crate) mod channels;
 mod confidence;
 mod disambiguate;
 pub(crate) mod fusion;
 pub(crate) mod pipeline;
+mod prerequisites;
 pub(crate) mod query;
 pub mod stages;
 
@@ -107,6 +110,14 @@ pub struct RankConfig {
     /// match, so every step is covered before any step's runner-up.
     #[serde(default = "yes")]
     pub step_cover: bool,
+    /// Inferred dependencies at or above this confidence are followed when
+    /// a request asks for prerequisites (declared ones always are).
+    #[serde(default = "infer_threshold")]
+    pub infer_threshold: f32,
+}
+
+fn infer_threshold() -> f32 {
+    crate::catalog::deps::INFER_THRESHOLD
 }
 
 fn yes() -> bool {
@@ -130,6 +141,7 @@ impl Default for RankConfig {
             exact_names: true,
             step_discount: 0.06,
             step_cover: true,
+            infer_threshold: infer_threshold(),
         }
     }
 }
@@ -191,6 +203,33 @@ pub struct ScoreDetails {
     /// higher-scoring runners-up of other steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_for_step: Option<String>,
+    /// Set when this tool is listed because a match above it needs it
+    /// (a request with `dependencies: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prerequisite_of: Option<PrerequisiteOf>,
+}
+
+/// Why a prerequisite is listed: the tool that needs it and the edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PrerequisiteOf {
+    /// The tool that needs this one directly.
+    pub tool: String,
+    /// `curated` for a declared dependency, `extracted` for an inferred one.
+    pub provenance: crate::model::Provenance,
+    /// The edge's confidence (1 for declared edges).
+    pub confidence: f32,
+    /// Edges from the match it was listed for (1: a direct prerequisite).
+    pub depth: usize,
+    /// The dependency's kind (`PARAMETER_DIRECTLY_DEPENDS_ON`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The parameter of `tool` this one provides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable: `runs before share_location (declared, parameter location)`.
+    pub explain: String,
 }
 
 /// A scored tool before confidence and disambiguation.

@@ -1,5 +1,6 @@
 //! The ranking pipeline, run once per request: channels → fuse → steps →
-//! disambiguate → step cover → confidence, over the tools of one scope.
+//! disambiguate → step cover → confidence (→ prerequisites), over the tools
+//! of one scope.
 //!
 //! Every tool in scope gets a fused score (cheap: a few floats), the best
 //! over the whole request and its steps; only the best `k` of them are
@@ -11,6 +12,7 @@ use super::channels::{GraphScores, explain, graph_scores, request_nodes};
 use super::confidence::Calibration;
 use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
 use super::fusion::{Channels, Key, move_step_winners_up, order};
+use super::prerequisites;
 use super::query::Query;
 use super::{RankConfig, ScoreDetails, Scored};
 use crate::catalog::Catalog;
@@ -206,7 +208,18 @@ pub(crate) fn run(
     if scored.iter().any(|s| s.details.best_for_step.is_some()) {
         move_step_winners_up(&mut scored);
     }
-    let tools = with_confidence(&scored, calibration, limit);
+    let tools = if query.dependencies {
+        let _stage = tracing::info_span!("stage", stage = "prerequisites").entered();
+        let all = with_confidence(&scored, calibration, scored.len());
+        let details = |idx: usize| {
+            let mut d = whole.details(idx, mode, cfg, exact.contains(&idx));
+            explain(catalog, idx, &mut d.paths);
+            d
+        };
+        prerequisites::place(catalog, scope, all, details, cfg.infer_threshold, limit)
+    } else {
+        with_confidence(&scored, calibration, limit)
+    };
     let abstain = tools
         .first()
         .is_none_or(|t| t.confidence < cfg.abstain_below);

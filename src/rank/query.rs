@@ -21,6 +21,8 @@ pub(crate) struct Query {
     pub steps: Vec<Step>,
     /// Tools the request names exactly (identifier, quoted, or the whole request).
     pub exact: Vec<usize>,
+    /// List each match's prerequisites right after it.
+    pub dependencies: bool,
 }
 
 /// One step of a multi-step request.
@@ -83,6 +85,7 @@ impl Query {
             text: with_verb(verb, text),
             steps,
             exact,
+            dependencies: false,
         }
     }
 

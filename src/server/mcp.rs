@@ -26,6 +26,10 @@ pub struct FindTools {
     /// How many tools to return (default 5, at most 50).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Also list, right after each tool, the tools it needs to run first
+    /// (declared dependencies, then confidently inferred ones).
+    #[serde(default)]
+    pub dependencies: Option<bool>,
 }
 
 /// `resolve_verb` arguments.
@@ -123,6 +127,7 @@ impl ToolgraphMcp {
                     limit,
                     caller,
                     explain: false,
+                    dependencies: args.dependencies.unwrap_or(false),
                     ..SearchRequest::default()
                 })?;
                 let snap = engine.snapshot();
@@ -144,6 +149,9 @@ impl ToolgraphMcp {
                             "confidence": m.confidence,
                             "requires_approval": m.requires_approval,
                             "decided_by": m.details.decided_by,
+                            "prerequisite_of": m.details.prerequisite_of.as_ref().map(|p| {
+                                serde_json::json!({"tool": p.tool, "explain": p.explain})
+                            }),
                         })
                     })
                     .collect();

@@ -19,6 +19,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::v1::search::failure,
         super::v1::tools::list,
         super::v1::tools::one,
+        super::v1::tools::dependencies,
         super::v1::tools::domains,
         super::v1::tools::register,
         super::v1::tools::remove,

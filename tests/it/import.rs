@@ -117,7 +117,10 @@ fn crm_openapi_31_json() {
     let body = email.params.iter().find(|p| p.name == "body").unwrap();
     assert_eq!(body.ty.as_deref(), Some("string"));
     assert_eq!(email.integrations, ["resend"]);
-    assert_eq!(email.depends_on, ["getContact"]);
+    assert_eq!(
+        email.depends_on,
+        [toolgraph::model::Dependency::on("getContact")]
+    );
     let stage = tool(&tools, "listDeals");
     let p = stage.params.iter().find(|p| p.name == "stage").unwrap();
     assert_eq!(p.ty.as_deref(), Some("string"));
@@ -144,7 +147,10 @@ fn mcp_tools_list() {
     assert_eq!(status.title.as_deref(), Some("Flight status"));
     let refund = tool(&tools, "refund_payment");
     assert_eq!(refund.integrations, ["stripe"]);
-    assert_eq!(refund.depends_on, ["charge_card"]);
+    assert_eq!(
+        refund.depends_on,
+        [toolgraph::model::Dependency::on("charge_card")]
+    );
     assert_eq!(refund.tags, ["payments"]);
     assert_eq!(
         tools.iter().filter(|t| t.read_only == Some(true)).count(),

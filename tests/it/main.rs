@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod cli;
 mod common;
+mod deps;
 mod embed;
 mod eval;
 mod extract;

@@ -23,7 +23,7 @@ pub fn real() -> &'static Engine {
     E.get_or_init(|| engine_with(Embeddings::Model(toolgraph::embed::default_model_dir())))
 }
 
-fn graph_only() -> &'static Engine {
+pub fn graph_only() -> &'static Engine {
     static E: OnceLock<Engine> = OnceLock::new();
     E.get_or_init(|| engine_with(Embeddings::Off))
 }

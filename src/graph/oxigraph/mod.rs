@@ -10,7 +10,9 @@ use super::{
     Sparql, ToolLink,
 };
 use crate::error::{Error, Result};
-use crate::model::{LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation};
+use crate::model::{
+    Dependency, LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation,
+};
 use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
 use oxigraph::model::{Literal, NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
@@ -27,6 +29,7 @@ use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err}
 const Q_TOOLS: &str = include_str!("../../../queries/tools.rq");
 const Q_TOOL_LINKS: &str = include_str!("../../../queries/tool_links.rq");
 const Q_TOOL_PARAMS: &str = include_str!("../../../queries/tool_params.rq");
+const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependencies.rq");
 const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
 const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
 const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
@@ -492,6 +495,22 @@ impl GraphStore for OxigraphStore {
                 },
             );
         }
+        // kind, parameter and reason of qualified dependencies, by (tool, target)
+        let mut qualified: HashMap<(String, String), Dependency> = HashMap::new();
+        for mut row in self.select_fixed(Q_TOOL_DEPENDENCIES)? {
+            let (Some(tool), Some(on)) = (row.remove("tool"), row.remove("on")) else {
+                continue;
+            };
+            qualified.insert(
+                (tool, on),
+                Dependency {
+                    on: String::new(),
+                    kind: row.remove("kind"),
+                    parameter: row.remove("parameter"),
+                    reason: row.remove("reason"),
+                },
+            );
+        }
         for row in self.select_fixed(Q_TOOL_LINKS)? {
             let (Some(tool), Some(rel), Some(target)) =
                 (row.get("tool"), row.get("rel"), row.get("target"))
@@ -547,7 +566,14 @@ impl GraphStore for OxigraphStore {
                 "inCategory" => t.categories.push(link),
                 "requiresIntegration" => t.integrations.push(link),
                 "availableOnChannel" => t.channels.push(link),
-                "dependsOn" => t.depends_on.push(label),
+                "dependsOn" => {
+                    let key = (tool.clone(), target.clone());
+                    let qualifiers = qualified.get(&key).cloned().unwrap_or_default();
+                    t.depends_on.push(Dependency {
+                        on: label,
+                        ..qualifiers
+                    });
+                }
                 _ => {}
             }
         }
@@ -561,6 +587,7 @@ impl GraphStore for OxigraphStore {
                 description: row.get("description").cloned().unwrap_or_default(),
                 ty: row.get("type").cloned(),
                 required: parse_bool(row.get("required")).unwrap_or(false),
+                entity: row.get("entity").cloned(),
             });
         }
         for row in self.select_fixed(Q_TOOL_SOURCES)? {
@@ -585,7 +612,7 @@ impl GraphStore for OxigraphStore {
             t.domains.dedup_by(|a, b| a.iri == b.iri);
             t.categories.dedup_by(|a, b| a.iri == b.iri);
             t.depends_on.sort();
-            t.depends_on.dedup();
+            t.depends_on.dedup_by(|a, b| a.on == b.on);
             for links in [&mut t.integrations, &mut t.channels] {
                 links.sort_by(|a, b| a.iri.cmp(&b.iri));
                 links.dedup_by(|a, b| a.iri == b.iri);

@@ -130,6 +130,14 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                     &curated,
                 );
             }
+            if let Some(entity) = &param.entity {
+                q.push(
+                    node.clone(),
+                    &p(tg::PARAM_ENTITY)?,
+                    nn(entity)?.into(),
+                    &curated,
+                );
+            }
             q.push(
                 node,
                 &p(tg::PARAM_REQUIRED)?,
@@ -138,9 +146,9 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             );
         }
         for dep in &d.depends_on {
-            let target = match by_id.get(dep.as_str()) {
+            let target = match by_id.get(dep.on.as_str()) {
                 Some(other) => other.iri.clone(),
-                None => vocab::tool_iri(dep),
+                None => vocab::tool_iri(&dep.on),
             };
             q.push(
                 tool.clone(),
@@ -148,6 +156,33 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                 nn(&target)?.into(),
                 &curated,
             );
+            if dep.is_qualified() {
+                // the plain edge above keeps every dependsOn reader working;
+                // the qualifiers hang off a node of their own
+                let node: NamedOrBlankNode = BlankNode::default().into();
+                q.push(
+                    tool.clone(),
+                    &p(tg::DEPENDENCY)?,
+                    node.clone().into(),
+                    &curated,
+                );
+                q.push(
+                    node.clone(),
+                    &p(tg::DEPENDENCY_ON)?,
+                    nn(&target)?.into(),
+                    &curated,
+                );
+                let qualifiers = [
+                    (tg::DEPENDENCE_TYPE, &dep.kind),
+                    (tg::DEPENDENCY_PARAMETER, &dep.parameter),
+                    (tg::DEPENDENCY_REASON, &dep.reason),
+                ];
+                for (pred, value) in qualifiers {
+                    if let Some(v) = value {
+                        q.text(&node, &p(pred)?, v, &curated);
+                    }
+                }
+            }
         }
         for integration in &d.integrations {
             let Some(iri) = vocab::mint(vocab::INTEGRATION, integration) else {

@@ -25,6 +25,7 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/sessions/{id}/failures", post(search::failure))
         .route("/v1/tools", get(tools::list))
         .route("/v1/tools/{name}", get(tools::one).delete(tools::remove))
+        .route("/v1/tools/{name}/dependencies", get(tools::dependencies))
         .route("/v1/domains", get(tools::domains))
         .route("/v1/reload", post(admin::reload))
         .route("/v1/policy", get(admin::get_policy))

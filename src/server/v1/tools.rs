@@ -1,6 +1,8 @@
 //! The catalog as a caller sees it, and (admin) registration and removal.
 
-use crate::engine::{DomainCount, ListRequest, ListedTool, Registration, ToolFilter, ToolPage};
+use crate::engine::{
+    DependencyEdge, DomainCount, ListRequest, ListedTool, Registration, ToolFilter, ToolPage,
+};
 use crate::import::Format;
 use crate::policy::Caller;
 use crate::server::error::{ApiError, ErrorBody, Query, body_error};
@@ -88,6 +90,29 @@ pub(crate) async fn one(
 ) -> Result<axum::Json<ListedTool>, ApiError> {
     let caller = p.caller(q.caller())?;
     blocking(move || s.engine.tool_for(&caller, &name))
+        .await
+        .map(axum::Json)
+}
+
+/// The `dependsOn` edges of one tool the caller may see, to tools it may
+/// see: declared (kind, parameter, reason) and inferred (confidence;
+/// `followed` when dependency-aware ranking uses it).
+#[utoipa::path(get, path = "/v1/tools/{name}/dependencies", tag = "catalog",
+    params(("name" = String, Path, description = "name, id or IRI"), ToolsQuery),
+    responses(
+        (status = 200, description = "declared edges first, then inferred by confidence", body = Vec<DependencyEdge>),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, description = "no such tool for this caller", body = ErrorBody),
+        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn dependencies(
+    State(s): State<Shared>,
+    Extension(p): Extension<Principal>,
+    Path(name): Path<String>,
+    Query(q): Query<ToolsQuery>,
+) -> Result<axum::Json<Vec<DependencyEdge>>, ApiError> {
+    let caller = p.caller(q.caller())?;
+    blocking(move || s.engine.dependencies(&caller, Some(&name)))
         .await
         .map(axum::Json)
 }

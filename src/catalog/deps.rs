@@ -1,0 +1,598 @@
+//! Prerequisites: the `dependsOn` edges a catalog declares and the ones its
+//! tools imply, built once per snapshot.
+//!
+//! A **declared** edge comes from a manifest or the Turtle (curated,
+//! confidence 1). An **inferred** edge (extracted, never stored with the
+//! curated ones) links a tool to the tools that produce what one of its
+//! required parameters takes:
+//!
+//! - the parameter denotes an entity: its `paramEntity` when an ontologist
+//!   gave one, else the entity its name names (`playlist_id` -> playlist,
+//!   `employee_id` -> employee; an identifier suffix makes it stronger than
+//!   a bare noun such as `location`);
+//! - a producer has that entity as its primary entity, performs a verb under
+//!   search, list, create or get, and does not itself require that entity;
+//! - the confidence multiplies the parameter's evidence, the verb (search
+//!   and list produce identifiers, create mints them, get mostly needs
+//!   one), a shared domain, and how many tools produce the entity (many
+//!   producers, less certainty about any one).
+//!
+//! Ranking follows inferred edges only at or above its threshold
+//! ([`INFER_THRESHOLD`] by default), chosen from the precision measured on
+//! labelled dependencies (tests/it/deps.rs, README "Dependencies").
+
+use crate::extract::Extractor;
+use crate::lexical::tokenize;
+use crate::model::{MentionKind, Provenance, Tool};
+use crate::scope::Scope;
+use crate::vocab;
+use petgraph::graphmap::DiGraphMap;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Inferred edges below this confidence are kept for inspection but not
+/// followed by ranking.
+pub const INFER_THRESHOLD: f32 = 0.7;
+
+/// Producers considered per parameter (best first).
+const MAX_PRODUCERS: usize = 3;
+
+/// Producers scanned per entity before giving up on finding same-domain ones.
+const SCAN: usize = 64;
+
+/// Prerequisites listed per tool at most (transitively).
+pub const MAX_PREREQUISITES: usize = 16;
+
+/// Parameter-name endings that make the rest of the name an entity's
+/// identifier (`playlist_id`, `case_number`, `api_key`).
+const ID_SUFFIXES: &[&str] = &[
+    "id",
+    "ids",
+    "identifier",
+    "key",
+    "code",
+    "number",
+    "no",
+    "uuid",
+    "token",
+    "handle",
+    "ref",
+    "reference",
+];
+
+/// Entities whose values a user states (a date, an amount, an address):
+/// no tool needs to run to obtain them.
+const VALUE_ENTITIES: &[&str] = &[
+    vocab::ent::TIME,
+    vocab::ent::DATE,
+    vocab::ent::DURATION,
+    vocab::ent::MONEY,
+    vocab::ent::CURRENCY,
+    vocab::ent::PARTY_SIZE,
+    vocab::ent::EMAIL_ADDRESS,
+    vocab::ent::URL,
+    vocab::ent::PHONE_NUMBER,
+];
+
+/// One edge: the tool at `to` should run first.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Edge {
+    pub provenance: Provenance,
+    /// 1 for declared edges.
+    pub confidence: f32,
+    pub kind: Option<String>,
+    pub parameter: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// A tool to run before another, as ranking and responses list it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Prerequisite<'a> {
+    pub idx: usize,
+    /// The tool that needs it directly (the match, or another prerequisite
+    /// nearer to it).
+    pub of: usize,
+    pub edge: &'a Edge,
+    /// Edges from the match (1: a direct prerequisite).
+    pub depth: usize,
+    /// Product of the edge confidences from the match.
+    pub confidence: f32,
+    /// Some edge on the way is inferred.
+    pub inferred: bool,
+}
+
+/// Declared and inferred edges between tool indexes.
+#[derive(Debug, Default)]
+pub(crate) struct Dependencies {
+    graph: DiGraphMap<usize, Edge>,
+}
+
+impl Dependencies {
+    pub fn build(
+        tools: &[Tool],
+        by_name: &HashMap<String, Vec<usize>>,
+        broader: &HashMap<String, Vec<String>>,
+        extractor: &Extractor,
+    ) -> Self {
+        let mut graph = DiGraphMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            graph.add_node(i);
+            for dep in &t.depends_on {
+                if let Some(&j) = by_name.get(&dep.on.to_lowercase()).and_then(|v| v.first())
+                    && j != i
+                {
+                    graph.add_edge(
+                        i,
+                        j,
+                        Edge {
+                            provenance: Provenance::Curated,
+                            confidence: 1.0,
+                            kind: dep.kind.clone(),
+                            parameter: dep.parameter.clone(),
+                            reason: dep.reason.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        for (i, j, edge) in infer(tools, broader, extractor) {
+            if !graph.contains_edge(i, j) {
+                graph.add_edge(i, j, edge);
+            }
+        }
+        Self { graph }
+    }
+
+    /// Every edge out of `idx`, declared and inferred (any confidence).
+    pub fn edges(&self, idx: usize) -> impl Iterator<Item = (usize, &Edge)> + '_ {
+        self.graph
+            .contains_node(idx)
+            .then(|| self.graph.edges(idx).map(|(_, j, e)| (j, e)))
+            .into_iter()
+            .flatten()
+    }
+
+    /// Tools to run before `idx` that `scope` may see, nearest first
+    /// (breadth first: direct prerequisites, then theirs), following
+    /// declared edges and inferred ones at or above `min_inferred`;
+    /// cycle-safe (each tool once), never through a tool outside the scope,
+    /// at most [`MAX_PREREQUISITES`].
+    pub fn prerequisites(
+        &self,
+        idx: usize,
+        scope: &Scope,
+        min_inferred: f32,
+    ) -> Vec<Prerequisite<'_>> {
+        if !self.graph.contains_node(idx) {
+            return Vec::new();
+        }
+        let follows = |to: usize, edge: &Edge| {
+            scope.contains(to)
+                && (edge.provenance == Provenance::Curated || edge.confidence >= min_inferred)
+        };
+        let mut out: Vec<Prerequisite<'_>> = Vec::new();
+        let mut seen = HashSet::from([idx]);
+        let mut queue = VecDeque::from([(idx, 0usize, 1.0f32, false)]);
+        while let Some((at, depth, confidence, inferred)) = queue.pop_front() {
+            // declared edges first, then inferred ones by confidence
+            let mut next: Vec<(usize, &Edge)> = self
+                .graph
+                .edges(at)
+                .map(|(_, j, e)| (j, e))
+                .filter(|&(j, e)| follows(j, e))
+                .collect();
+            next.sort_by(|a, b| {
+                (a.1.provenance != Provenance::Curated)
+                    .cmp(&(b.1.provenance != Provenance::Curated))
+                    .then(b.1.confidence.total_cmp(&a.1.confidence))
+                    .then(a.0.cmp(&b.0))
+            });
+            for (j, edge) in next {
+                if out.len() >= MAX_PREREQUISITES {
+                    return out;
+                }
+                if !seen.insert(j) {
+                    continue;
+                }
+                let p = Prerequisite {
+                    idx: j,
+                    of: at,
+                    edge,
+                    depth: depth + 1,
+                    confidence: confidence * edge.confidence,
+                    inferred: inferred || edge.provenance != Provenance::Curated,
+                };
+                queue.push_back((j, p.depth, p.confidence, p.inferred));
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// [`Dependencies::prerequisites`] in running order: each tool after
+    /// the ones it needs (depth first, post-order), the match last and left
+    /// out.
+    pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<usize> {
+        let set: HashSet<usize> = self
+            .prerequisites(idx, scope, min_inferred)
+            .iter()
+            .map(|p| p.idx)
+            .collect();
+        let mut order = Vec::with_capacity(set.len());
+        let mut done = HashSet::new();
+        self.post_order(idx, &set, &mut done, &mut order);
+        order.retain(|&n| n != idx);
+        order
+    }
+
+    fn post_order(
+        &self,
+        at: usize,
+        set: &HashSet<usize>,
+        done: &mut HashSet<usize>,
+        order: &mut Vec<usize>,
+    ) {
+        if !done.insert(at) {
+            return;
+        }
+        let mut next: Vec<usize> = self
+            .graph
+            .neighbors(at)
+            .filter(|j| set.contains(j))
+            .collect();
+        next.sort_unstable();
+        for j in next {
+            self.post_order(j, set, done, order);
+        }
+        order.push(at);
+    }
+}
+
+/// What a producing verb is worth: search and list hand out identifiers,
+/// create mints them, get usually needs one already.
+fn producer_weight(verbs: &[String], broader: &HashMap<String, Vec<String>>) -> Option<f32> {
+    let weight_of = |iri: &str| match iri.strip_prefix(vocab::VERB) {
+        Some("search" | "list" | "find") => Some(1.0),
+        Some("create") => Some(0.9),
+        Some("get") => Some(0.8),
+        _ => None,
+    };
+    let mut best: Option<f32> = None;
+    for v in verbs {
+        // the verb and its ancestors, breadth first, a few levels up
+        let mut frontier = vec![v.as_str()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for f in frontier {
+                if let Some(w) = weight_of(f) {
+                    best = Some(best.map_or(w, |b: f32| b.max(w)));
+                }
+                next.extend(broader.get(f).into_iter().flatten().map(String::as_str));
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+    }
+    best
+}
+
+/// The entities a required parameter denotes, with the strength of that
+/// reading: curated `paramEntity` 1.0; a name ending in an identifier
+/// suffix 0.9 (the rest names the entity); a bare name 0.6.
+fn param_entities(
+    p: &crate::model::Param,
+    extractor: &Extractor,
+    by_label: &HashMap<String, Vec<String>>,
+) -> Vec<(String, f32)> {
+    if let Some(e) = &p.entity {
+        return vec![(e.clone(), 1.0)];
+    }
+    let mut words: Vec<String> = tokenize(&p.name)
+        .into_iter()
+        .map(|w| w.to_lowercase())
+        .collect();
+    let strength = match words.last() {
+        Some(last) if words.len() > 1 && ID_SUFFIXES.contains(&last.as_str()) => {
+            words.pop();
+            0.9
+        }
+        _ => 0.6,
+    };
+    let head = words.join(" ");
+    if head.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, f32)> = Vec::new();
+    let mut add = |iri: &str, w: f32| match out.iter_mut().find(|(i, _)| i == iri) {
+        Some((_, old)) => *old = old.max(w),
+        None => out.push((iri.to_string(), w)),
+    };
+    // the producers' own label for the entity ("playlist")
+    for iri in by_label.get(&head).into_iter().flatten() {
+        add(iri, strength);
+    }
+    // the ontology's labels and synonyms, for the phrase's head noun
+    let last_start = head.rfind(' ').map_or(0, |i| i + 1);
+    for m in extractor.extract(&head) {
+        if m.kind != MentionKind::Entity || m.end < head.len() || m.start > last_start {
+            continue;
+        }
+        for r in &m.iris {
+            add(&r.iri, strength * 0.9 * r.weight.min(1.0));
+        }
+    }
+    out.retain(|(iri, _)| !VALUE_ENTITIES.contains(&iri.as_str()));
+    out
+}
+
+/// Leading name words of a tool that hands out what the rest of its name
+/// names.
+const NAME_VERBS: &[&str] = &[
+    "get", "list", "search", "find", "fetch", "retrieve", "lookup", "query", "create", "generate",
+    "read",
+];
+
+/// What a parameter name says it takes, as name keys with their strength:
+/// the whole name (`country code`, 1.0); without an identifier suffix
+/// (`playlist`, 0.9) and its plural (`playlists`, 0.9).
+fn name_keys(param: &str) -> Vec<(String, f32)> {
+    let words: Vec<String> = tokenize(param)
+        .into_iter()
+        .map(|w| w.to_lowercase())
+        .collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![(words.join(" "), 1.0)];
+    if words.len() > 1
+        && words
+            .last()
+            .is_some_and(|l| ID_SUFFIXES.contains(&l.as_str()))
+    {
+        let head = words[..words.len() - 1].join(" ");
+        out.push((format!("{head}s"), 0.9));
+        out.push((head, 0.9));
+    }
+    out
+}
+
+/// Candidate edges `(consumer, producer, edge)`, best producers per
+/// parameter; a pair keeps its best confidence.
+fn infer(
+    tools: &[Tool],
+    broader: &HashMap<String, Vec<String>>,
+    extractor: &Extractor,
+) -> Vec<(usize, usize, Edge)> {
+    // producers by primary entity, best verb first
+    let mut producers: HashMap<&str, Vec<(usize, f32)>> = HashMap::new();
+    let mut by_label: HashMap<String, Vec<String>> = HashMap::new();
+    for (j, t) in tools.iter().enumerate() {
+        let Some(primary) = t.entities.first() else {
+            continue;
+        };
+        let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
+        let Some(w) = producer_weight(&verbs, broader) else {
+            continue;
+        };
+        producers
+            .entry(primary.iri.as_str())
+            .or_default()
+            .push((j, w));
+        let labels = by_label.entry(primary.label.to_lowercase()).or_default();
+        if !labels.contains(&primary.iri) {
+            labels.push(primary.iri.clone());
+        }
+    }
+    for list in producers.values_mut() {
+        list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    }
+    // producers by name: the words after a leading producing verb, and each
+    // ending of them (`get_current_location` -> "current location",
+    // "location"), with whether the ending is the whole rest
+    let mut by_name: HashMap<String, Vec<(usize, f32, bool)>> = HashMap::new();
+    for (j, t) in tools.iter().enumerate() {
+        let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
+        let Some(w) = producer_weight(&verbs, broader) else {
+            continue;
+        };
+        let words: Vec<String> = tokenize(&t.name)
+            .into_iter()
+            .map(|w| w.to_lowercase())
+            .collect();
+        let Some(first) = words.first() else { continue };
+        if !NAME_VERBS.contains(&first.as_str()) || words.len() < 2 {
+            continue;
+        }
+        let rest = &words[1..];
+        for k in 0..rest.len() {
+            by_name
+                .entry(rest[k..].join(" "))
+                .or_default()
+                .push((j, w, k == 0));
+        }
+    }
+    // each tool's required entities, to tell a producer from a consumer
+    let needs: Vec<Vec<(String, f32)>> = tools
+        .iter()
+        .map(|t| {
+            t.params
+                .iter()
+                .filter(|p| p.required)
+                .flat_map(|p| param_entities(p, extractor, &by_label))
+                .collect()
+        })
+        .collect();
+    let mut best: HashMap<(usize, usize), Edge> = HashMap::new();
+    for (i, t) in tools.iter().enumerate() {
+        for p in t.params.iter().filter(|p| p.required) {
+            let mut found: Vec<(usize, f32)> = Vec::new();
+            for (entity, strength) in param_entities(p, extractor, &by_label) {
+                let Some(list) = producers.get(entity.as_str()) else {
+                    continue;
+                };
+                let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
+                for &(j, verb) in list.iter().take(SCAN) {
+                    if j == i || needs[j].iter().any(|(e, _)| *e == entity) {
+                        continue;
+                    }
+                    let shared = tools[j]
+                        .domains
+                        .iter()
+                        .any(|d| t.domains.iter().any(|o| o.iri == d.iri));
+                    let domain = if shared || t.domains.is_empty() {
+                        1.0
+                    } else {
+                        0.75
+                    };
+                    found.push((j, strength * verb * domain * spread));
+                }
+            }
+            // a producer named after what the parameter takes
+            // (`country_code` <- get_country_code, `playlist_id` <- list_playlists)
+            for (key, strength) in name_keys(&p.name) {
+                let Some(list) = by_name.get(&key) else {
+                    continue;
+                };
+                let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
+                for &(j, verb, whole) in list.iter().take(SCAN) {
+                    let takes_it_too = tools[j]
+                        .params
+                        .iter()
+                        .any(|q| q.required && q.name.eq_ignore_ascii_case(&p.name));
+                    if j == i || takes_it_too {
+                        continue;
+                    }
+                    let whole = if whole { 1.0 } else { 0.85 };
+                    found.push((j, strength * whole * verb * spread));
+                }
+            }
+            found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut seen = HashSet::new();
+            found.retain(|f| seen.insert(f.0));
+            for (j, confidence) in found.into_iter().take(MAX_PRODUCERS) {
+                let edge = Edge {
+                    provenance: Provenance::Extracted,
+                    confidence,
+                    kind: Some("PARAMETER_INFERRED".into()),
+                    parameter: Some(p.name.clone()),
+                    reason: Some(format!(
+                        "`{}` takes what `{}` produces",
+                        p.name, tools[j].name
+                    )),
+                };
+                match best.get_mut(&(i, j)) {
+                    Some(old) if old.confidence >= confidence => {}
+                    _ => {
+                        best.insert((i, j), edge);
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(usize, usize, Edge)> =
+        best.into_iter().map(|((i, j), e)| (i, j, e)).collect();
+    out.sort_by_key(|e| (e.0, e.1));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::Lexicon;
+    use crate::model::{Dependency, Link, Param};
+
+    fn tool(name: &str, deps: &[&str]) -> Tool {
+        Tool {
+            name: name.into(),
+            depends_on: deps.iter().map(|d| Dependency::on(*d)).collect(),
+            ..Tool::default()
+        }
+    }
+
+    fn build(tools: &[Tool]) -> Dependencies {
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.to_lowercase(), vec![i]))
+            .collect();
+        let extractor = Extractor::new(Lexicon::new(Vec::new()));
+        Dependencies::build(tools, &by_name, &HashMap::new(), &extractor)
+    }
+
+    #[test]
+    fn nearest_first_each_once_and_never_outside_the_scope() {
+        // 0 -> 1 -> 2 -> 0 (a cycle), 0 -> 3, 3 -> 4
+        let tools = [
+            tool("a", &["b", "d"]),
+            tool("b", &["c"]),
+            tool("c", &["a"]),
+            tool("d", &["e"]),
+            tool("e", &[]),
+        ];
+        let deps = build(&tools);
+        let all = Scope::all(tools.len());
+        let got: Vec<(usize, usize, usize)> = deps
+            .prerequisites(0, &all, 0.5)
+            .iter()
+            .map(|p| (p.idx, p.of, p.depth))
+            .collect();
+        assert_eq!(got, [(1, 0, 1), (3, 0, 1), (2, 1, 2), (4, 3, 2)]);
+        // running order: each after what it needs
+        assert_eq!(deps.running_order(0, &all, 0.5), [2, 1, 4, 3]);
+        // without `d` in scope, `e` (reached only through it) is not listed
+        let scope = Scope::of(tools.len(), [0, 1, 2, 4]);
+        let got: Vec<usize> = deps
+            .prerequisites(0, &scope, 0.5)
+            .iter()
+            .map(|p| p.idx)
+            .collect();
+        assert_eq!(got, [1, 2]);
+        assert!(deps.prerequisites(4, &all, 0.5).is_empty());
+    }
+
+    #[test]
+    fn an_identifier_parameter_links_to_the_tool_that_lists_its_entity() {
+        let link = |iri: &str, label: &str| Link {
+            iri: iri.into(),
+            label: label.into(),
+            provenance: Provenance::Curated,
+            weight: 1.0,
+        };
+        let playlist = link("https://toolgraph.dev/entity/Playlist", "playlist");
+        let mut list = tool("list_playlists", &[]);
+        list.verbs = vec![link(&format!("{}list", vocab::VERB), "list")];
+        list.entities = vec![playlist.clone()];
+        let mut add = tool("add_song", &[]);
+        add.verbs = vec![link(&format!("{}update", vocab::VERB), "update")];
+        add.entities = vec![playlist];
+        add.params = vec![
+            Param {
+                name: "playlist_id".into(),
+                required: true,
+                ..Param::default()
+            },
+            Param {
+                name: "at".into(),
+                required: true,
+                ..Param::default()
+            },
+        ];
+        let deps = build(&[list, add]);
+        let edges: Vec<(usize, &Edge)> = deps.edges(1).collect();
+        assert_eq!(edges.len(), 1, "{edges:?}");
+        let (to, edge) = edges[0];
+        assert_eq!(to, 0);
+        assert_eq!(edge.provenance, Provenance::Extracted);
+        assert_eq!(edge.parameter.as_deref(), Some("playlist_id"));
+        // an identifier suffix (0.9) from the only producer, verb list (1.0)
+        assert!((edge.confidence - 0.9).abs() < 1e-6, "{edge:?}");
+        assert!(
+            edge.reason
+                .as_deref()
+                .is_some_and(|r| r.contains("list_playlists"))
+        );
+        // the producer needs nothing back
+        assert_eq!(deps.edges(0).count(), 0);
+    }
+}
