@@ -23,4 +23,6 @@ run --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_reliability.js
 run --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_awareness.jsonl --sample 400
 run --tools $D/bfcl_multiple/tools.jsonl --queries $D/bfcl_multiple/queries.jsonl --candidates --sample 500
 run --tools $D/sealtools/tools.jsonl --queries $D/sealtools/queries.jsonl --sample 400
+# dependency-labelled: the plain run and the dependency-aware one (joint+deps)
+run --tools $D/toollinkos/tools.jsonl --queries $D/toollinkos/queries.jsonl --dependencies --sample 500
 echo "accuracy gate passed"
