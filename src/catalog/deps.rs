@@ -357,6 +357,9 @@ fn name_keys(param: &str) -> Vec<(String, f32)> {
     out
 }
 
+/// A required parameter and the entities it denotes, with their strength.
+type ParamRead<'a> = (&'a crate::model::Param, Vec<(String, f32)>);
+
 /// Candidate edges `(consumer, producer, edge)`, best producers per
 /// parameter; a pair keeps its best confidence.
 fn infer(
@@ -413,27 +416,34 @@ fn infer(
         }
     }
     // each tool's required entities, to tell a producer from a consumer
-    let needs: Vec<Vec<(String, f32)>> = tools
+    // each required parameter's entities, read once: what a tool needs
+    // (to tell a producer from a consumer) and what to look producers up by
+    let reads: Vec<Vec<ParamRead<'_>>> = tools
         .iter()
         .map(|t| {
             t.params
                 .iter()
                 .filter(|p| p.required)
-                .flat_map(|p| param_entities(p, extractor, &by_label))
+                .map(|p| (p, param_entities(p, extractor, &by_label)))
                 .collect()
         })
         .collect();
+    let needs = |j: usize, entity: &str| {
+        reads[j]
+            .iter()
+            .any(|(_, es)| es.iter().any(|(e, _)| e == entity))
+    };
     let mut best: HashMap<(usize, usize), Edge> = HashMap::new();
     for (i, t) in tools.iter().enumerate() {
-        for p in t.params.iter().filter(|p| p.required) {
+        for (p, entities) in &reads[i] {
             let mut found: Vec<(usize, f32)> = Vec::new();
-            for (entity, strength) in param_entities(p, extractor, &by_label) {
+            for (entity, strength) in entities {
                 let Some(list) = producers.get(entity.as_str()) else {
                     continue;
                 };
                 let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
                 for &(j, verb) in list.iter().take(SCAN) {
-                    if j == i || needs[j].iter().any(|(e, _)| *e == entity) {
+                    if j == i || needs(j, entity) {
                         continue;
                     }
                     let shared = tools[j]
