@@ -84,6 +84,14 @@ pub(crate) struct Edge {
     pub reason: Option<String>,
 }
 
+impl Edge {
+    /// Whether ranking follows it: declared, or inferred at or above
+    /// `min_inferred`.
+    pub fn followed(&self, min_inferred: f32) -> bool {
+        self.provenance == Provenance::Curated || self.confidence >= min_inferred
+    }
+}
+
 /// A tool to run before another, as ranking and responses list it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Prerequisite<'a> {
@@ -142,13 +150,20 @@ impl Dependencies {
         Self { graph }
     }
 
-    /// Every edge out of `idx`, declared and inferred (any confidence).
-    pub fn edges(&self, idx: usize) -> impl Iterator<Item = (usize, &Edge)> + '_ {
-        self.graph
-            .contains_node(idx)
-            .then(|| self.graph.edges(idx).map(|(_, j, e)| (j, e)))
-            .into_iter()
-            .flatten()
+    /// Every edge out of `idx` (any confidence): declared first, then
+    /// inferred by confidence, then by catalog order.
+    pub fn edges(&self, idx: usize) -> Vec<(usize, &Edge)> {
+        if !self.graph.contains_node(idx) {
+            return Vec::new();
+        }
+        let mut out: Vec<(usize, &Edge)> = self.graph.edges(idx).map(|(_, j, e)| (j, e)).collect();
+        out.sort_by(|a, b| {
+            (a.1.provenance != Provenance::Curated)
+                .cmp(&(b.1.provenance != Provenance::Curated))
+                .then(b.1.confidence.total_cmp(&a.1.confidence))
+                .then(a.0.cmp(&b.0))
+        });
+        out
     }
 
     /// Tools to run before `idx` that `scope` may see, nearest first
@@ -162,30 +177,14 @@ impl Dependencies {
         scope: &Scope,
         min_inferred: f32,
     ) -> Vec<Prerequisite<'_>> {
-        if !self.graph.contains_node(idx) {
-            return Vec::new();
-        }
-        let follows = |to: usize, edge: &Edge| {
-            scope.contains(to)
-                && (edge.provenance == Provenance::Curated || edge.confidence >= min_inferred)
-        };
         let mut out: Vec<Prerequisite<'_>> = Vec::new();
         let mut seen = HashSet::from([idx]);
         let mut queue = VecDeque::from([(idx, 0usize, 1.0f32, false)]);
         while let Some((at, depth, confidence, inferred)) = queue.pop_front() {
-            // declared edges first, then inferred ones by confidence
-            let mut next: Vec<(usize, &Edge)> = self
-                .graph
+            let next = self
                 .edges(at)
-                .map(|(_, j, e)| (j, e))
-                .filter(|&(j, e)| follows(j, e))
-                .collect();
-            next.sort_by(|a, b| {
-                (a.1.provenance != Provenance::Curated)
-                    .cmp(&(b.1.provenance != Provenance::Curated))
-                    .then(b.1.confidence.total_cmp(&a.1.confidence))
-                    .then(a.0.cmp(&b.0))
-            });
+                .into_iter()
+                .filter(|&(j, e)| scope.contains(j) && e.followed(min_inferred));
             for (j, edge) in next {
                 if out.len() >= MAX_PREREQUISITES {
                     return out;
@@ -589,7 +588,7 @@ mod tests {
             },
         ];
         let deps = build(&[list, add]);
-        let edges: Vec<(usize, &Edge)> = deps.edges(1).collect();
+        let edges: Vec<(usize, &Edge)> = deps.edges(1);
         assert_eq!(edges.len(), 1, "{edges:?}");
         let (to, edge) = edges[0];
         assert_eq!(to, 0);
@@ -603,6 +602,6 @@ mod tests {
                 .is_some_and(|r| r.contains("list_playlists"))
         );
         // the producer needs nothing back
-        assert_eq!(deps.edges(0).count(), 0);
+        assert!(deps.edges(0).is_empty());
     }
 }

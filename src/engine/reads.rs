@@ -129,7 +129,7 @@ impl Engine {
     /// The `dependsOn` edges among the tools `caller` may see, declared and
     /// inferred (any confidence; `followed` says whether ranking follows
     /// it), of one tool or, without `tool`, of all; by tool, then declared
-    /// before inferred, then by confidence.
+    /// before inferred, then by confidence, then catalog order.
     pub fn dependencies(&self, caller: &Caller, tool: Option<&str>) -> Result<Vec<DependencyEdge>> {
         let snap = self.snapshot();
         let c = &snap.catalog;
@@ -145,31 +145,24 @@ impl Engine {
         let threshold = self.rank.infer_threshold;
         let mut out = Vec::new();
         for i in from {
-            let mut edges: Vec<DependencyEdge> = c
-                .deps
-                .edges(i)
-                .filter(|&(j, _)| access.scope.contains(j))
-                .filter_map(|(j, e)| {
-                    Some(DependencyEdge {
-                        tool: c.tools.get(i)?.name.clone(),
-                        on: c.tools.get(j)?.name.clone(),
-                        provenance: e.provenance,
-                        confidence: e.confidence,
-                        followed: e.provenance == crate::model::Provenance::Curated
-                            || e.confidence >= threshold,
-                        kind: e.kind.clone(),
-                        parameter: e.parameter.clone(),
-                        reason: e.reason.clone(),
-                    })
-                })
-                .collect();
-            edges.sort_by(|a, b| {
-                (a.provenance != crate::model::Provenance::Curated)
-                    .cmp(&(b.provenance != crate::model::Provenance::Curated))
-                    .then(b.confidence.total_cmp(&a.confidence))
-                    .then(a.on.cmp(&b.on))
-            });
-            out.extend(edges);
+            out.extend(
+                c.deps
+                    .edges(i)
+                    .into_iter()
+                    .filter(|&(j, _)| access.scope.contains(j))
+                    .filter_map(|(j, e)| {
+                        Some(DependencyEdge {
+                            tool: c.tools.get(i)?.name.clone(),
+                            on: c.tools.get(j)?.name.clone(),
+                            provenance: e.provenance,
+                            confidence: e.confidence,
+                            followed: e.followed(threshold),
+                            kind: e.kind.clone(),
+                            parameter: e.parameter.clone(),
+                            reason: e.reason.clone(),
+                        })
+                    }),
+            );
         }
         Ok(out)
     }
