@@ -10,6 +10,7 @@
 //! `policy/`, turn selection in `select.rs`; registration in `register.rs`,
 //! policy-filtered catalog reads in `reads.rs`.
 
+mod limits;
 mod reads;
 mod register;
 mod requests;
@@ -17,7 +18,7 @@ mod requests;
 pub use requests::{
     Decision, DependencyEdge, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool,
     LoadOutcome, Match, Registration, Resolution, ResolveRequest, SearchRequest, SearchResponse,
-    SelectRequest, ToolFilter, ToolPage,
+    SelectRequest, ToolFilter, ToolPage, UsageEvent, UsageReport,
 };
 
 use crate::catalog::Catalog;
@@ -25,6 +26,7 @@ use crate::embed::{Embedder, FastEmbedder, QueryCache, SyncReport, sync_vectors}
 use crate::error::{Error, Result};
 use crate::graph::GraphStore;
 use crate::model::Mention;
+use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Inputs, Ranked};
 use crate::rank::query::Query;
@@ -66,6 +68,9 @@ pub struct Engine {
     /// Registrations run one at a time (each builds on the snapshot the
     /// previous one left).
     writer: Mutex<()>,
+    /// Usage policies, recorded calls and switched-off tools (kept in the
+    /// store; judged by the policy on every request).
+    limits: RwLock<Limits>,
 }
 
 impl Engine {
@@ -103,7 +108,9 @@ impl Engine {
             embedded: AtomicU64::new(0),
             queries: QueryCache::new(QUERY_CACHE),
             writer: Mutex::new(()),
+            limits: RwLock::new(Limits::default()),
         };
+        engine.load_limits()?;
         engine.refresh()?;
         Ok(engine)
     }
@@ -214,7 +221,14 @@ impl Engine {
             Some(s) => self.sessions.get(s).failed,
             None => Vec::new(),
         };
-        snapshot.policy.resolve(&snapshot.catalog, caller, &failed)
+        let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
+        snapshot.policy.resolve(
+            &snapshot.catalog,
+            caller,
+            &failed,
+            &limits,
+            crate::policy::limits::now(),
+        )
     }
 
     /// Mentions the extractor finds in a text.

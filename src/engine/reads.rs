@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::model::Tool;
 use crate::policy::{Caller, Explanation};
 use crate::scope::Scope;
+use std::sync::PoisonError;
 
 impl Engine {
     /// How many tools `caller` may see (the policy resolution alone).
@@ -123,7 +124,15 @@ impl Engine {
             Some(s) => self.sessions.get(s).failed,
             None => Vec::new(),
         };
-        snap.policy.explain(&snap.catalog, caller, &failed, idx)
+        let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
+        snap.policy.explain(
+            &snap.catalog,
+            caller,
+            &failed,
+            &limits,
+            crate::policy::limits::now(),
+            idx,
+        )
     }
 
     /// The `dependsOn` edges among the tools `caller` may see, declared and

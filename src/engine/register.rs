@@ -145,6 +145,57 @@ impl Engine {
         })
     }
 
+    /// Registers tool descriptors (already parsed, e.g. by the airlock) as
+    /// source `source`, replacing what that source held; all or nothing.
+    pub fn register_tools(
+        &self,
+        source: &str,
+        tools: Vec<crate::model::ToolDescriptor>,
+    ) -> Result<Registration> {
+        let sources = self.sources(vec![Input::Manifest {
+            name: source.to_string(),
+            tools,
+        }])?;
+        let (store, embeddings) = self.load(&sources)?;
+        let tools = self.snapshot().catalog.of_source(source).len();
+        Ok(Registration {
+            source: source.to_string(),
+            tools,
+            store,
+            embeddings,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Removes whole sources (their tools leave search) in one transaction.
+    pub fn unload_sources(&self, names: &[String]) -> Result<()> {
+        let present = self.store.sources()?;
+        let names: Vec<String> = names
+            .iter()
+            .filter(|n| present.contains(n))
+            .cloned()
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.store.unload(&names)?;
+        self.refresh()?;
+        Ok(())
+    }
+
+    /// Names of every registered tool outside `source` (an operator's
+    /// view: screening compares new names with them).
+    pub fn names_outside(&self, source: &str) -> Vec<String> {
+        self.snapshot()
+            .catalog
+            .tools
+            .iter()
+            .filter(|t| t.source != source)
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
     /// Removes a tool (every statement about it). A tool other tools depend
     /// on is refused, naming them.
     pub fn remove_tool(&self, key: &str) -> Result<()> {

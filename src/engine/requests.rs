@@ -289,3 +289,42 @@ pub struct Registration {
     /// tool's name, …).
     pub warnings: Vec<String>,
 }
+
+/// One call a planner or executor made, to count against the tool's usage
+/// policy (`POST /v1/usage`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UsageEvent {
+    /// The tool called (name or id).
+    pub tool: String,
+    /// The organization the call was made for (a key bound to one implies it).
+    #[serde(default)]
+    pub org: Option<String>,
+    /// The agent that made it.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Cost units (budgets in cost units count this; default 1).
+    #[serde(default)]
+    pub cost: Option<f64>,
+}
+
+/// Where a tool stands for an organization after a recorded call.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct UsageReport {
+    pub tool: String,
+    pub org: String,
+    /// Calls in the last minute, and the limit.
+    pub calls_last_minute: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<u32>,
+    /// Spent in the current budget period, and the budget.
+    pub spent: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::policy::limits::Budget>,
+    pub total_calls: u64,
+    /// False when the organization may no longer see the tool (the reason
+    /// says which limit).
+    pub available: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}

@@ -209,6 +209,13 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn policy(&self) -> Result<Vec<PolicyFact>>;
     /// Runs every seed constraint; empty when the graph is valid.
     fn validate(&self) -> Result<Vec<Violation>>;
+    /// Operational records of one kind (airlock sources, pending tools,
+    /// usage, health, gaps): `(id, JSON text)`, sorted by id. They live
+    /// beside the catalog, never in a tool's source.
+    fn records(&self, kind: &str) -> Result<Vec<(String, String)>>;
+    /// Writes records of one kind in one transaction: `Some(json)` replaces
+    /// the record with that id, `None` deletes it.
+    fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()>;
     /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
     /// elsewhere. Not part of ranking: an operator's query language.
     fn sparql(&self) -> Option<&dyn Sparql> {

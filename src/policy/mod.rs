@@ -15,6 +15,12 @@
 //! 6. **goal**: the verbs in its operations (through `skos:broader`) and not
 //!    excluded, acting on its entities or categories, plus its own tools.
 //!
+//! Live [`limits::Limits`] (usage policies of airlock-approved tools, tools
+//! switched off by failed health checks) are judged in the same layers: a
+//! switched-off tool at the platform, an access grant, a rate limit or a
+//! budget at the organization (per organization), an agent grant at the
+//! agent.
+//!
 //! A request without a caller is judged by the platform layer alone. The
 //! data lives in the graph (`seeds/policy.ttl`, profiles and subtypes in
 //! `seeds/platform.ttl`, goals in `seeds/goals.ttl`); [`Policy`] turns it
@@ -24,6 +30,7 @@
 
 pub(crate) mod data;
 mod goal;
+pub mod limits;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -31,6 +38,7 @@ use crate::model::PolicyFact;
 use crate::scope::Scope;
 use crate::vocab;
 use data::{Agent, Goal, Org, PolicyData};
+use limits::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -155,6 +163,9 @@ struct Who<'a> {
     goal: Option<&'a Goal>,
     /// Tools that failed in this session, with why.
     failed: &'a [(String, String)],
+    /// Usage policies and switched-off tools, judged at `now`.
+    limits: &'a Limits,
+    now: u64,
 }
 
 /// The policy of one snapshot: its data and bitsets over the snapshot's tools.
@@ -297,7 +308,23 @@ impl Policy {
         })
     }
 
-    fn who<'a>(&'a self, caller: &Caller, failed: &'a [(String, String)]) -> Result<Who<'a>> {
+    /// The IRI of an organization named by IRI, local name or label.
+    pub fn org_iri(&self, name: &str) -> Option<&str> {
+        self.find(&self.data.orgs, name).map(|o| o.iri.as_str())
+    }
+
+    /// The IRI of an agent named by IRI, local name or label.
+    pub fn agent_iri(&self, name: &str) -> Option<&str> {
+        self.find(&self.data.agents, name).map(|a| a.iri.as_str())
+    }
+
+    fn who<'a>(
+        &'a self,
+        caller: &Caller,
+        failed: &'a [(String, String)],
+        limits: &'a Limits,
+        now: u64,
+    ) -> Result<Who<'a>> {
         let agent = match &caller.agent {
             Some(a) => Some(self.find(&self.data.agents, a).ok_or_else(|| {
                 Error::invalid_field("caller.agent", format!("no agent named `{a}`"))
@@ -354,7 +381,26 @@ impl Policy {
             } else {
                 &[]
             },
+            limits,
+            now,
         })
+    }
+
+    /// Removes the tools a live limit refuses to this caller.
+    fn apply_limits(catalog: &Catalog, scope: &mut Scope, who: &Who<'_>) {
+        if who.limits.is_empty() {
+            return;
+        }
+        let org = who.org.map(|o| o.iri.as_str());
+        let agent = who.agent.map(|a| a.iri.as_str());
+        for tool in who.limits.tools() {
+            if let Some(i) = catalog.find(tool)
+                && scope.contains(i)
+                && who.limits.verdict(tool, org, agent, who.now).is_err()
+            {
+                scope.remove(i);
+            }
+        }
     }
 
     /// The tools `caller` may see in `catalog` (the snapshot this policy was
@@ -364,17 +410,30 @@ impl Policy {
         catalog: &Catalog,
         caller: &Caller,
         failed: &[(String, String)],
+        limits: &Limits,
+        now: u64,
     ) -> Result<Access> {
         let n = catalog.tools.len();
         if caller.is_anonymous() {
+            let mut scope = self.platform.clone();
+            let who = Who {
+                org: None,
+                agent: None,
+                channel: None,
+                goal: None,
+                failed: &[],
+                limits,
+                now,
+            };
+            Self::apply_limits(catalog, &mut scope, &who);
             return Ok(Access {
-                scope: self.platform.clone(),
+                scope,
                 approval: Scope::none(n),
                 warnings: Vec::new(),
                 cap: None,
             });
         }
-        let who = self.who(caller, failed)?;
+        let who = self.who(caller, failed, limits, now)?;
         let mut scope = self.platform.clone();
         if let Some(o) = who.org
             && let Some(mask) = self.orgs.get(&o.iri)
@@ -400,6 +459,7 @@ impl Policy {
         }
         person.union(&self.universal);
         scope.intersect(&person);
+        Self::apply_limits(catalog, &mut scope, &who);
         let mut warnings = Vec::new();
         if let Some(g) = who.goal
             && let Some(mask) = self.goals.get(&g.iri)
@@ -443,9 +503,11 @@ impl Policy {
         catalog: &Catalog,
         caller: &Caller,
         failed: &[(String, String)],
+        limits: &Limits,
+        now: u64,
         idx: usize,
     ) -> Result<Explanation> {
-        let who = self.who(caller, failed)?;
+        let who = self.who(caller, failed, limits, now)?;
         Ok(self.explain_with(catalog, &who, idx))
     }
 
@@ -467,18 +529,32 @@ impl Policy {
                 reason: r.unwrap_or_else(|e| e),
             }
         };
+        let live_org =
+            who.limits
+                .organization(&tool.name, who.org.map(|o| o.iri.as_str()), who.now);
+        let live_agent = who
+            .limits
+            .agent(&tool.name, who.agent.map(|a| a.iri.as_str()));
         let mut layers = vec![verdict(
             Layer::Platform,
             true,
-            platform_verdict(&self.data, tool),
+            platform_verdict(&self.data, tool)
+                .and_then(|ok| who.limits.platform(&tool.name).map(|()| ok)),
         )];
         layers.push(match who.org {
-            Some(o) => verdict(Layer::Organization, true, org_verdict(catalog, o, idx)),
-            None => verdict(
+            Some(o) => verdict(
                 Layer::Organization,
-                false,
-                Ok("no organization given".into()),
+                true,
+                org_verdict(catalog, o, idx).and_then(|ok| live_org.map(|()| ok)),
             ),
+            None => match live_org {
+                Err(e) => verdict(Layer::Organization, true, Err(e)),
+                Ok(()) => verdict(
+                    Layer::Organization,
+                    false,
+                    Ok("no organization given".into()),
+                ),
+            },
         });
         let restore = |r: std::result::Result<String, String>| match r {
             Err(e) if tool.universal => Ok(format!(
@@ -490,9 +566,13 @@ impl Policy {
             Some(a) => verdict(
                 Layer::Agent,
                 true,
-                restore(agent_verdict(catalog, &self.data, a, idx)),
+                restore(agent_verdict(catalog, &self.data, a, idx))
+                    .and_then(|ok| live_agent.map(|()| ok)),
             ),
-            None => verdict(Layer::Agent, false, Ok("no agent given".into())),
+            None => match live_agent {
+                Err(e) => verdict(Layer::Agent, true, Err(e)),
+                Ok(()) => verdict(Layer::Agent, false, Ok("no agent given".into())),
+            },
         });
         let session = session_verdict(tool, who, &label);
         let applies = who.channel.is_some() || !who.failed.is_empty();

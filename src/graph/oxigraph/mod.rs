@@ -38,6 +38,25 @@ const Q_GRAPH_LINKS: &str = include_str!("../../../queries/graph_links.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
+const Q_RECORDS: &str = include_str!("../../../queries/records.rq");
+
+/// The graph holding operational records (`queries/records.rq`).
+const STATE_GRAPH: &str = "urn:toolgraph:state";
+const RECORD_KIND: &str = "https://toolgraph.dev/ns#recordKind";
+const RECORD_ID: &str = "https://toolgraph.dev/ns#recordId";
+const RECORD_VALUE: &str = "https://toolgraph.dev/ns#recordValue";
+
+fn record_kind_iri(kind: &str) -> String {
+    format!("urn:toolgraph:record-kind:{}", encode_iri_part(kind))
+}
+
+fn record_iri(kind: &str, id: &str) -> String {
+    format!(
+        "urn:toolgraph:record:{}/{}",
+        encode_iri_part(kind),
+        encode_iri_part(id)
+    )
+}
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
 pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
@@ -720,6 +739,49 @@ impl GraphStore for OxigraphStore {
         lines.sort();
         lines.dedup();
         Ok(lines)
+    }
+
+    fn records(&self, kind: &str) -> Result<Vec<(String, String)>> {
+        let query = bind_values(Q_RECORDS, "kind", &[record_kind_iri(kind)])?;
+        Ok(self
+            .select(query)?
+            .into_iter()
+            .filter_map(|mut row| Some((row.remove("id")?, row.remove("value")?)))
+            .collect())
+    }
+
+    fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()> {
+        let graph = nn(STATE_GRAPH)?;
+        let (kind_p, id_p, value_p) = (nn(RECORD_KIND)?, nn(RECORD_ID)?, nn(RECORD_VALUE)?);
+        let kind_iri = nn(&record_kind_iri(kind))?;
+        let mut transaction = self.store.start_transaction().map_err(store_err)?;
+        for (id, value) in records {
+            let subject = nn(&record_iri(kind, id))?;
+            let old: Vec<Quad> = transaction
+                .quads_for_pattern(
+                    Some(subject.as_ref().into()),
+                    None,
+                    None,
+                    Some(graph.as_ref().into()),
+                )
+                .collect::<std::result::Result<_, _>>()
+                .map_err(store_err)?;
+            for q in &old {
+                transaction.remove(q);
+            }
+            if let Some(value) = value {
+                let quad = |p: &NamedNode, o: Term| {
+                    Quad::new(subject.clone(), p.clone(), o, graph.clone())
+                };
+                transaction.insert(&quad(&kind_p, kind_iri.clone().into()));
+                transaction.insert(&quad(&id_p, Literal::new_simple_literal(id).into()));
+                transaction.insert(&quad(&value_p, Literal::new_simple_literal(value).into()));
+            }
+        }
+        transaction.commit().map_err(store_err)?;
+        #[cfg(feature = "rocksdb")]
+        self.store.flush().map_err(store_err)?;
+        Ok(())
     }
 
     fn validate(&self) -> Result<Vec<Violation>> {

@@ -1,0 +1,209 @@
+//! Live limits: usage policies of approved tools, recorded calls, tools
+//! switched off. Kept in the store (record kinds `usage_policy`, `usage`,
+//! `inactive`) so a restart keeps them; judged by `policy/` on every request.
+
+use super::{Engine, UsageEvent, UsageReport};
+use crate::error::{Error, Result};
+use crate::policy::Caller;
+use crate::policy::limits::{self, Counter, Limits, UsagePolicy};
+use std::sync::PoisonError;
+
+const POLICIES: &str = "usage_policy";
+const USAGE: &str = "usage";
+const INACTIVE: &str = "inactive";
+
+fn corrupt(kind: &str, id: &str, e: impl std::fmt::Display) -> Error {
+    Error::Store(format!("record {kind}/{id} is unreadable: {e}"))
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::Store(format!("cannot write a record: {e}")))
+}
+
+impl Engine {
+    /// Reads the limits from the store (at open).
+    pub(super) fn load_limits(&self) -> Result<()> {
+        let mut l = Limits::default();
+        for (id, json) in self.store.records(POLICIES)? {
+            let p: UsagePolicy =
+                serde_json::from_str(&json).map_err(|e| corrupt(POLICIES, &id, e))?;
+            l.policies.insert(id, p);
+        }
+        for (id, json) in self.store.records(INACTIVE)? {
+            let why: String = serde_json::from_str(&json).map_err(|e| corrupt(INACTIVE, &id, e))?;
+            l.inactive.insert(id, why);
+        }
+        for (id, json) in self.store.records(USAGE)? {
+            let c: Counter = serde_json::from_str(&json).map_err(|e| corrupt(USAGE, &id, e))?;
+            if let Some((org, tool)) = id.split_once('|') {
+                l.usage.insert((org.to_string(), tool.to_string()), c);
+            }
+        }
+        *self.limits.write().unwrap_or_else(PoisonError::into_inner) = l;
+        Ok(())
+    }
+
+    /// A copy of the live limits (operators' view).
+    pub fn limits(&self) -> Limits {
+        self.limits
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Checks a usage policy against the policy data: organizations and
+    /// agents named by local name, label or IRI become IRIs; numbers must be
+    /// positive. Errors name the field.
+    pub fn check_usage_policy(&self, policy: &UsagePolicy) -> Result<UsagePolicy> {
+        let snap = self.snapshot();
+        let mut out = policy.clone();
+        if out.rate_limit == Some(0) {
+            return Err(Error::invalid_field(
+                "rate_limit",
+                "a rate limit is at least 1 call per minute",
+            ));
+        }
+        if let Some(b) = &out.budget
+            && !(b.limit.is_finite() && b.limit > 0.0)
+        {
+            return Err(Error::invalid_field(
+                "budget.limit",
+                "a budget is a positive number",
+            ));
+        }
+        if let Some(grant) = &mut out.access {
+            for (i, org) in grant.orgs.iter_mut().enumerate() {
+                *org = snap
+                    .policy
+                    .org_iri(org)
+                    .ok_or_else(|| {
+                        Error::invalid_field(
+                            format!("access.orgs[{i}]"),
+                            format!("no organization named `{org}`"),
+                        )
+                    })?
+                    .to_string();
+            }
+            for (i, agent) in grant.agents.iter_mut().enumerate() {
+                *agent = snap
+                    .policy
+                    .agent_iri(agent)
+                    .ok_or_else(|| {
+                        Error::invalid_field(
+                            format!("access.agents[{i}]"),
+                            format!("no agent named `{agent}`"),
+                        )
+                    })?
+                    .to_string();
+            }
+        }
+        Ok(out)
+    }
+
+    /// Attaches (or with `None` removes) a tool's usage policy.
+    pub fn set_usage_policy(&self, tool: &str, policy: Option<UsagePolicy>) -> Result<()> {
+        let policy = match policy {
+            Some(p) if !p.is_empty() => Some(self.check_usage_policy(&p)?),
+            _ => None,
+        };
+        let key = limits::key(tool);
+        let json = policy.as_ref().map(to_json).transpose()?;
+        self.store.put_records(POLICIES, &[(key.clone(), json)])?;
+        let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
+        match policy {
+            Some(p) => l.policies.insert(key, p),
+            None => l.policies.remove(&key),
+        };
+        Ok(())
+    }
+
+    /// Switches a tool off for everyone (`Some(reason)`) or back on.
+    pub fn set_inactive(&self, tool: &str, reason: Option<&str>) -> Result<()> {
+        let key = limits::key(tool);
+        let json = reason.map(|r| to_json(&r)).transpose()?;
+        self.store.put_records(INACTIVE, &[(key.clone(), json)])?;
+        let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
+        match reason {
+            Some(r) => l.inactive.insert(key, r.to_string()),
+            None => l.inactive.remove(&key),
+        };
+        Ok(())
+    }
+
+    /// Counts one call against the tool's usage policy for the caller's
+    /// organization. The tool must be one the caller may see by its static
+    /// layers (a tool hidden to it is not found, as everywhere); a tool over
+    /// a limit still gets its call counted.
+    pub fn record_usage(&self, caller: &Caller, event: &UsageEvent) -> Result<UsageReport> {
+        if let Some(c) = event.cost
+            && !(c.is_finite() && c >= 0.0)
+        {
+            return Err(Error::invalid_field("cost", "cost is a number >= 0"));
+        }
+        let snap = self.snapshot();
+        let caller = Caller {
+            org: event.org.clone().or_else(|| caller.org.clone()),
+            agent: event.agent.clone().or_else(|| caller.agent.clone()),
+            ..caller.clone()
+        };
+        let org_name = caller
+            .org
+            .clone()
+            .or_else(|| {
+                let agent = caller.agent.as_deref()?;
+                let iri = snap.policy.agent_iri(agent)?;
+                snap.policy.data.agents.get(iri)?.org.clone()
+            })
+            .ok_or_else(|| {
+                Error::invalid_field("org", "usage is counted per organization: name one")
+            })?;
+        let org = snap
+            .policy
+            .org_iri(&org_name)
+            .ok_or_else(|| {
+                Error::invalid_field("org", format!("no organization named `{org_name}`"))
+            })?
+            .to_string();
+        let visible = snap.policy.resolve(
+            &snap.catalog,
+            &caller,
+            &[],
+            &Limits::default(),
+            limits::now(),
+        )?;
+        let idx = snap
+            .catalog
+            .find(&event.tool)
+            .filter(|&i| visible.scope.contains(i))
+            .ok_or_else(|| Error::not_found("tool", &event.tool))?;
+        let name = snap.catalog.tools[idx].name.clone();
+        let key = limits::key(&name);
+        let now = limits::now();
+        let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
+        let policy = l.policies.get(&key).cloned();
+        let mut counter = l
+            .usage
+            .get(&(org.clone(), key.clone()))
+            .cloned()
+            .unwrap_or_default();
+        counter.record(policy.as_ref(), event.cost, now);
+        self.store
+            .put_records(USAGE, &[(format!("{org}|{key}"), Some(to_json(&counter)?))])?;
+        l.usage.insert((org.clone(), key), counter.clone());
+        let verdict = l.organization(&name, Some(&org), now);
+        let budget = policy.as_ref().and_then(|p| p.budget.clone());
+        Ok(UsageReport {
+            tool: name,
+            org: crate::vocab::local_name(&org).to_string(),
+            calls_last_minute: counter.calls_last_minute(now),
+            rate_limit: policy.as_ref().and_then(|p| p.rate_limit),
+            spent: budget
+                .as_ref()
+                .map_or(counter.spent, |b| counter.spent_now(b, now)),
+            budget,
+            total_calls: counter.total_calls,
+            available: verdict.is_ok(),
+            reason: verdict.err(),
+        })
+    }
+}
