@@ -11,6 +11,7 @@
 //! [`Engine`] is sync and orchestrates; [`server`] wraps it in an axum HTTP
 //! API. See ARCHITECTURE.md for the flow through the modules.
 
+pub mod airlock;
 mod catalog;
 pub mod constellation;
 pub mod embed;

@@ -30,6 +30,12 @@ pub(crate) enum Command {
         max_in_flight: usize,
         #[arg(long, default_value_t = 256)]
         max_queue: usize,
+        #[command(flatten)]
+        airlock: super::airlock::AirlockArgs,
+        /// Run the airlock's schedules (scheduled scans, health probes, gap
+        /// discovery) every this many seconds (0: only when asked over HTTP).
+        #[arg(long, default_value_t = 10)]
+        schedule_tick: u64,
         /// Extra files or directories to load before serving.
         paths: Vec<PathBuf>,
     },
@@ -104,6 +110,8 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             timeout,
             max_in_flight,
             max_queue,
+            airlock,
+            schedule_tick,
             paths,
         } => {
             toolgraph::server::init_tracing();
@@ -129,6 +137,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                     ..Default::default()
                 },
                 reload: all,
+                airlock: airlock.options(),
+                schedule_tick: (schedule_tick > 0)
+                    .then(|| std::time::Duration::from_secs(schedule_tick)),
             };
             toolgraph::server::serve(engine, &addr, options)?;
         }

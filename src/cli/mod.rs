@@ -1,6 +1,7 @@
 //! The `toolgraph` command line: arguments, one module per command family
 //! (catalog, search, eval), rendering apart.
 
+mod airlock;
 mod catalog;
 mod eval;
 mod render;
@@ -54,6 +55,8 @@ enum Command {
     Eval(eval::Command),
     #[command(flatten)]
     Scope(scope::Command),
+    #[command(flatten)]
+    Airlock(airlock::Command),
 }
 
 /// Who is asking (the caller policy decides which tools it may see).
@@ -139,6 +142,7 @@ pub fn main() -> ExitCode {
         Command::Search(c) => search::run(g, c),
         Command::Eval(c) => eval::run(g, c),
         Command::Scope(c) => scope::run(g, c),
+        Command::Airlock(c) => airlock::run(g, c),
     };
     match result {
         Ok(code) => code,

@@ -113,9 +113,11 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             caller,
             json,
         } => {
-            let engine = g.open(true)?;
+            let engine = std::sync::Arc::new(g.open(true)?);
             engine.require_catalog()?;
-            let r = engine.resolve(&ResolveRequest {
+            // Through the airlock, so a decompose outcome counts as a gap.
+            let airlock = toolgraph::airlock::Airlock::open(engine, Default::default())?;
+            let r = airlock.resolve(&ResolveRequest {
                 verb,
                 description,
                 context,

@@ -184,10 +184,10 @@ impl ToolgraphMcp {
         Parameters(args): Parameters<ResolveVerb>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = caller_of(&parts)?;
-        let engine = self.state.engine.clone();
+        let airlock = self.state.airlock.clone();
         answer(
             tokio::task::spawn_blocking(move || {
-                engine.resolve(&ResolveRequest {
+                airlock.resolve(&ResolveRequest {
                     verb: args.verb,
                     description: args.description,
                     context: args.context,

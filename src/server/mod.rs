@@ -20,6 +20,7 @@ mod v1;
 pub use auth::{KeyEntry, Keys, Principal, Role};
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 
+use crate::airlock::{Airlock, AirlockOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use axum::Router;
@@ -71,12 +72,18 @@ pub struct ServeOptions {
     pub limits: Limits,
     /// What `POST /v1/reload` reloads (the ontology and seeds directories).
     pub reload: Vec<PathBuf>,
+    /// Scan, probe and discovery limits and switches.
+    pub airlock: AirlockOptions,
+    /// Run the airlock's schedules (scheduled scans, health probes, gap
+    /// discovery) every this often; `None`: only when asked over HTTP.
+    pub schedule_tick: Option<Duration>,
 }
 
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
+    pub airlock: Arc<Airlock>,
     pub keys: Keys,
     pub limits: Limits,
     pub reload: Vec<PathBuf>,
@@ -242,9 +249,19 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
 }
 
 /// The whole API: `/v1`, `/mcp`, health, metrics, the OpenAPI document.
-pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Router {
+/// Reads the airlock's state from the store; with `schedule_tick`, starts
+/// its schedules on the current tokio runtime.
+pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
+    let airlock = Arc::new(Airlock::open(engine.clone(), options.airlock.clone())?);
+    if let Some(tick) = options.schedule_tick {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::Unavailable("the airlock's schedules need a tokio runtime".into())
+        })?;
+        handle.spawn(schedules(airlock.clone(), tick));
+    }
     let state: Shared = Arc::new(AppState {
         engine,
+        airlock,
         keys: options.keys,
         permits: Semaphore::new(options.limits.max_in_flight.max(1)),
         limits: options.limits,
@@ -258,7 +275,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Router {
             state.clone(),
             authenticate,
         ));
-    Router::new()
+    Ok(Router::new()
         .merge(api)
         .merge(health::routes(state.clone()))
         .merge(openapi::routes())
@@ -269,7 +286,59 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Router {
                 "no such route (see /openapi.json)",
             )
         })
-        .layer(axum::middleware::from_fn(observe))
+        .layer(axum::middleware::from_fn(observe)))
+}
+
+/// The airlock's schedules: due scans every tick, health probes and gap
+/// discovery at their intervals. Failures are logged and recorded on the
+/// source; they never stop the service.
+async fn schedules(airlock: Arc<Airlock>, tick: Duration) {
+    let mut last_probe: Option<Instant> = None;
+    let mut last_discovery: Option<Instant> = None;
+    let mut interval = tokio::time::interval(tick);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let a = airlock.clone();
+        let probe_due = a
+            .options()
+            .health_every
+            .is_some_and(|every| last_probe.is_none_or(|l| l.elapsed() >= every));
+        let discovery_due = a.options().discovery
+            && last_discovery.is_none_or(|l| l.elapsed() >= a.options().discover_every);
+        if probe_due {
+            last_probe = Some(Instant::now());
+        }
+        if discovery_due {
+            last_discovery = Some(Instant::now());
+        }
+        let work = tokio::task::spawn_blocking(move || {
+            for id in a.due(crate::policy::limits::now()) {
+                match a.scan(&id) {
+                    Ok(r) => {
+                        tracing::info!(source = %id, new = r.new.len(), changed = r.changed.len(), missing = r.missing.len(), "scheduled scan")
+                    }
+                    Err(e) => tracing::warn!(source = %id, error = %e, "scheduled scan failed"),
+                }
+            }
+            if probe_due {
+                match a.probe() {
+                    Ok(r) => {
+                        for p in r.iter().filter(|p| p.switched.is_some()) {
+                            tracing::warn!(tool = %p.tool, what = ?p.switched, "health");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "health probes failed"),
+                }
+            }
+            if discovery_due && let Err(e) = a.discover_gaps() {
+                tracing::warn!(error = %e, "gap discovery failed");
+            }
+        });
+        if let Err(e) = work.await {
+            tracing::error!(error = %e, "airlock schedule panicked");
+        }
+    }
 }
 
 /// Waits for SIGTERM or Ctrl-C.
@@ -320,7 +389,7 @@ pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
             );
         }
         tracing::info!("toolgraph serving on http://{addr} (API under /v1, MCP at /mcp, docs at /openapi.json)");
-        axum::serve(listener, router(Arc::new(engine), options))
+        axum::serve(listener, router(Arc::new(engine), options)?)
             .with_graceful_shutdown(shutdown_signal())
             .await
             .map_err(|e| Error::Unavailable(format!("server failed: {e}")))

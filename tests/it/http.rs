@@ -24,7 +24,10 @@ impl Live {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = toolgraph::server::router(engine, options);
+        let app = {
+            let _runtime = runtime.enter();
+            toolgraph::server::router(engine, options).unwrap()
+        };
         runtime.spawn(async move { axum::serve(listener, app).await });
         Self {
             addr,

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod airlock;
 mod cli;
 mod common;
 mod deps;

@@ -1,8 +1,10 @@
 //! `/v1`: one module per resource. Readers: search, resolve, select,
-//! tools, domains, session failures. Admins also: registration, removal,
-//! reload, policy, SPARQL.
+//! tools, domains, session failures, usage. Admins also: registration,
+//! removal, reload, policy, SPARQL, and the airlock (sources, review queue,
+//! health probes, gaps).
 
 pub(crate) mod admin;
+pub(crate) mod airlock;
 pub(crate) mod search;
 pub(crate) mod tools;
 
@@ -31,6 +33,23 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/policy", get(admin::get_policy))
         .route("/v1/policy/explain", get(admin::explain))
         .route("/v1/sparql", post(admin::sparql))
+        .route(
+            "/v1/sources",
+            post(airlock::add_source).get(airlock::sources),
+        )
+        .route(
+            "/v1/sources/{id}",
+            axum::routing::delete(airlock::delete_source),
+        )
+        .route("/v1/sources/{id}/scan", post(airlock::scan))
+        .route("/v1/pending", get(airlock::pending))
+        .route("/v1/pending/{id}", get(airlock::pending_one))
+        .route("/v1/pending/{id}/approve", post(airlock::approve))
+        .route("/v1/pending/{id}/reject", post(airlock::reject))
+        .route("/v1/usage", post(airlock::usage))
+        .route("/v1/health/probe", post(airlock::probe))
+        .route("/v1/gaps", get(airlock::gaps))
+        .route("/v1/gaps/discover", post(airlock::discover))
         .layer(DefaultBodyLimit::max(body))
         .merge(uploads)
         .with_state(state)

@@ -47,7 +47,7 @@ pub(crate) async fn resolve(
     Json(mut req): Json<ResolveRequest>,
 ) -> Result<axum::Json<Resolution>, ApiError> {
     req.caller = p.caller(req.caller)?;
-    blocking(move || s.engine.resolve(&req))
+    blocking(move || s.airlock.resolve(&req))
         .await
         .map(axum::Json)
 }

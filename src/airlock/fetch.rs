@@ -1,0 +1,303 @@
+//! Reading what a source offers, bounded: a file, an http(s) URL, or an MCP
+//! server's `tools/list` over Streamable HTTP (with pagination). Every read
+//! has a time limit and a size limit, follows no redirect (a redirect is
+//! another location, which an operator has not configured) and uses no
+//! proxy from the environment: the only hosts contacted are the ones named.
+
+use crate::error::{Error, Result};
+use serde_json::{Value, json};
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+/// How long and how much one read may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub timeout: Duration,
+    pub max_bytes: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(20),
+            max_bytes: 16 << 20,
+        }
+    }
+}
+
+/// MCP protocol version announced by the client.
+const MCP_VERSION: &str = "2025-06-18";
+/// Pages of `tools/list` read at most.
+const MAX_PAGES: usize = 100;
+
+pub(crate) fn is_url(location: &str) -> bool {
+    location.starts_with("http://") || location.starts_with("https://")
+}
+
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .http_status_as_error(false)
+        .proxy(None)
+        .user_agent(concat!("toolgraph-airlock/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+fn net_err(location: &str, e: impl std::fmt::Display) -> Error {
+    Error::Unavailable(format!("{location}: {e}"))
+}
+
+fn check_status(location: &str, resp: &ureq::http::Response<ureq::Body>) -> Result<()> {
+    let status = resp.status().as_u16();
+    if (300..400).contains(&status) {
+        let to = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("?");
+        return Err(net_err(
+            location,
+            format!("redirected ({status}) to {to}: not followed; configure that location instead"),
+        ));
+    }
+    if !(200..300).contains(&status) {
+        return Err(net_err(location, format!("answered HTTP {status}")));
+    }
+    Ok(())
+}
+
+/// The text at a location: an http(s) URL or a file path.
+pub fn text(location: &str, bounds: Bounds) -> Result<String> {
+    if is_url(location) {
+        let mut resp = agent(bounds.timeout)
+            .get(location)
+            .call()
+            .map_err(|e| net_err(location, e))?;
+        check_status(location, &resp)?;
+        resp.body_mut()
+            .with_config()
+            .limit(bounds.max_bytes)
+            .read_to_string()
+            .map_err(|e| net_err(location, e))
+    } else {
+        let path = std::path::Path::new(location);
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if meta.len() > bounds.max_bytes {
+            return Err(Error::invalid(format!(
+                "{location}: {} bytes, over the {} byte limit of a scan",
+                meta.len(),
+                bounds.max_bytes
+            )));
+        }
+        std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+    }
+}
+
+/// The outcome of a health probe.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub ok: bool,
+    pub latency_ms: f64,
+    pub error: Option<String>,
+}
+
+/// GETs `url`; healthy when it answers 2xx within `timeout`.
+pub fn probe(url: &str, timeout: Duration) -> Probe {
+    let started = Instant::now();
+    let outcome = agent(timeout).get(url).call();
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(resp) if resp.status().is_success() => Probe {
+            ok: true,
+            latency_ms,
+            error: None,
+        },
+        Ok(resp) => Probe {
+            ok: false,
+            latency_ms,
+            error: Some(format!("HTTP {}", resp.status().as_u16())),
+        },
+        Err(e) => Probe {
+            ok: false,
+            latency_ms,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+/// A Streamable HTTP MCP session (initialize, then requests).
+struct McpSession {
+    url: String,
+    agent: ureq::Agent,
+    session: Option<String>,
+    deadline: Instant,
+    max_bytes: u64,
+    next_id: u64,
+}
+
+impl McpSession {
+    fn post(&mut self, message: &Value) -> Result<ureq::http::Response<ureq::Body>> {
+        if Instant::now() >= self.deadline {
+            return Err(net_err(&self.url, "the scan's time limit ran out"));
+        }
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(s) = &self.session {
+            req = req
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", MCP_VERSION);
+        }
+        let resp = req
+            .send(message.to_string())
+            .map_err(|e| net_err(&self.url, e))?;
+        check_status(&self.url, &resp)?;
+        Ok(resp)
+    }
+
+    /// Sends a request and reads its response (JSON, or the SSE event that
+    /// answers it); a JSON-RPC error becomes an error.
+    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut resp = self.post(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params
+        }))?;
+        if self.session.is_none()
+            && let Some(s) = resp
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            self.session = Some(s.to_string());
+        }
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+        let url = self.url.clone();
+        let body = resp.body_mut().with_config().limit(self.max_bytes);
+        let message = if sse {
+            let mut reader = std::io::BufReader::new(body.reader());
+            let mut data = String::new();
+            let mut line = String::new();
+            let mut found = None;
+            loop {
+                line.clear();
+                let n = reader.read_line(&mut line).map_err(|e| net_err(&url, e))?;
+                let l = line.trim_end_matches(['\r', '\n']);
+                if n == 0 || l.is_empty() {
+                    if !data.is_empty() {
+                        if let Ok(v) = serde_json::from_str::<Value>(&data)
+                            && v.get("id").and_then(Value::as_u64) == Some(id)
+                        {
+                            found = Some(v);
+                            break;
+                        }
+                        data.clear();
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                } else if let Some(d) = l.strip_prefix("data:") {
+                    if !data.is_empty() {
+                        data.push('\n');
+                    }
+                    data.push_str(d.strip_prefix(' ').unwrap_or(d));
+                }
+            }
+            found.ok_or_else(|| {
+                net_err(&url, format!("no answer to `{method}` in the event stream"))
+            })?
+        } else {
+            let text = body.read_to_string().map_err(|e| net_err(&url, e))?;
+            serde_json::from_str(&text)
+                .map_err(|e| net_err(&url, format!("`{method}` answered non-JSON: {e}")))?
+        };
+        if let Some(err) = message.get("error") {
+            return Err(net_err(&url, format!("`{method}` failed: {err}")));
+        }
+        message
+            .get("result")
+            .cloned()
+            .ok_or_else(|| net_err(&url, format!("`{method}` answered without a result")))
+    }
+
+    fn notify(&mut self, method: &str) -> Result<()> {
+        self.post(&json!({"jsonrpc": "2.0", "method": method}))?;
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        if let Some(s) = self.session.take() {
+            let _ = self
+                .agent
+                .delete(&self.url)
+                .header("mcp-session-id", &s)
+                .header("mcp-protocol-version", MCP_VERSION)
+                .call();
+        }
+    }
+}
+
+/// Every tool an MCP server lists (all pages), as `{"tools": [..]}` in the
+/// server's own words.
+pub fn mcp_tools(url: &str, bounds: Bounds) -> Result<Value> {
+    if !is_url(url) {
+        return Err(Error::invalid_field(
+            "location",
+            format!("an MCP source is an http(s) URL, not `{url}`"),
+        ));
+    }
+    let mut s = McpSession {
+        url: url.to_string(),
+        agent: agent(bounds.timeout),
+        session: None,
+        deadline: Instant::now() + bounds.timeout,
+        max_bytes: bounds.max_bytes,
+        next_id: 0,
+    };
+    let result = (|| {
+        s.request(
+            "initialize",
+            json!({
+                "protocolVersion": MCP_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "toolgraph-airlock", "version": env!("CARGO_PKG_VERSION")}
+            }),
+        )?;
+        s.notify("notifications/initialized")?;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let page = s.request("tools/list", params)?;
+            if let Some(list) = page.get("tools").and_then(Value::as_array) {
+                tools.extend(list.iter().cloned());
+            }
+            cursor = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string);
+            if cursor.is_none() {
+                return Ok(json!({ "tools": tools }));
+            }
+        }
+        Err(net_err(
+            url,
+            format!("more than {MAX_PAGES} pages of tools"),
+        ))
+    })();
+    s.close();
+    result
+}

@@ -1,0 +1,356 @@
+//! Airlock commands: sources (add, list, scan, delete), the review queue
+//! (list, show, approve, reject), health probes and capability gaps. They
+//! work on the store directly, as `serve` does over HTTP.
+
+use super::{Global, print_json};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use toolgraph::airlock::{
+    Airlock, AirlockOptions, Approval, NewSource, PendingTool, SourceKind, Status, fetch,
+};
+use toolgraph::policy::limits::{Budget, BudgetUnit, Grant, Period};
+
+/// Scan, health and discovery options (`serve` and the airlock commands).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AirlockArgs {
+    /// Seconds one scan (or directory read) may take.
+    #[arg(long, default_value_t = 20)]
+    scan_timeout: u64,
+    /// Bytes one scan may read.
+    #[arg(long, default_value_t = 16 << 20)]
+    scan_max_bytes: u64,
+    /// Consecutive failed health checks that switch a tool off.
+    #[arg(long, default_value_t = 3)]
+    fail_after: u32,
+    /// Consecutive successful checks that switch it back on.
+    #[arg(long, default_value_t = 2)]
+    recover_after: u32,
+    /// Seconds between health probes under `serve` (0: only when asked).
+    #[arg(long, default_value_t = 60)]
+    health_every: u64,
+    /// Look for tools that fill capability gaps (off by default).
+    #[arg(long)]
+    discover_gaps: bool,
+    /// An API directory in the APIs.guru list.json format (path or URL).
+    #[arg(long)]
+    api_directory: Option<String>,
+    /// Seconds between discovery runs under `serve`.
+    #[arg(long, default_value_t = 3600)]
+    discover_every: u64,
+}
+
+impl AirlockArgs {
+    pub(crate) fn options(&self) -> AirlockOptions {
+        AirlockOptions {
+            bounds: fetch::Bounds {
+                timeout: Duration::from_secs(self.scan_timeout.max(1)),
+                max_bytes: self.scan_max_bytes,
+            },
+            fail_after: self.fail_after.max(1),
+            recover_after: self.recover_after.max(1),
+            health_every: (self.health_every > 0).then(|| Duration::from_secs(self.health_every)),
+            discovery: self.discover_gaps,
+            directory: self.api_directory.clone(),
+            discover_every: Duration::from_secs(self.discover_every.max(1)),
+            ..AirlockOptions::default()
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Sources of tool definitions the airlock reads.
+    Source {
+        #[command(subcommand)]
+        action: SourceAction,
+        #[command(flatten)]
+        airlock: AirlockArgs,
+    },
+    /// Discovered tools waiting for (or past) review.
+    Pending {
+        #[command(subcommand)]
+        action: PendingAction,
+        #[command(flatten)]
+        airlock: AirlockArgs,
+    },
+    /// Probe every approved tool's health check once.
+    Probe {
+        #[command(flatten)]
+        airlock: AirlockArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Capability gaps (verbs resolve had to decompose); with --discover,
+    /// look for tools that would fill them.
+    Gaps {
+        #[arg(long)]
+        discover: bool,
+        #[command(flatten)]
+        airlock: AirlockArgs,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum SourceAction {
+    /// Add a source: `toolgraph source add openapi ./spec.yaml`.
+    Add {
+        /// openapi, mcp or directory.
+        kind: SourceKind,
+        /// A file, a folder, or an http(s) URL.
+        location: String,
+        /// Rescan every this many seconds under `serve`.
+        #[arg(long)]
+        schedule: Option<u64>,
+        /// A URL probed for the health of this source's tools.
+        #[arg(long)]
+        health_url: Option<String>,
+        /// Scan it right away.
+        #[arg(long)]
+        scan: bool,
+    },
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scan a source now.
+    Scan { id: String },
+    /// Delete a source, its review items and the tools approved from it.
+    Delete { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum PendingAction {
+    /// Items (default: those waiting for review: pending and changed).
+    List {
+        /// pending, approved, rejected, changed, missing or all.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One item with its reasons, diff and manifest (JSON).
+    Show { id: String },
+    /// Approve: register it with its usage policy.
+    Approve {
+        id: String,
+        /// Calls per minute per organization.
+        #[arg(long)]
+        rate_limit: Option<u32>,
+        /// Calls (or cost units with --budget-unit cost) per period.
+        #[arg(long)]
+        budget: Option<f64>,
+        #[arg(long, default_value = "calls")]
+        budget_unit: String,
+        /// minute, hour, day, week or month.
+        #[arg(long, default_value = "day")]
+        budget_period: String,
+        /// Organizations allowed (repeat; none: every organization).
+        #[arg(long = "org")]
+        orgs: Vec<String>,
+        /// Agents allowed (repeat; none: every agent).
+        #[arg(long = "agent")]
+        agents: Vec<String>,
+        #[arg(long)]
+        health_url: Option<String>,
+    },
+    /// Reject, saying why.
+    Reject {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+fn open(g: &Global, args: &AirlockArgs) -> Result<Airlock> {
+    let engine = Arc::new(g.open(true)?);
+    Ok(Airlock::open(engine, args.options())?)
+}
+
+fn operator() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "cli".into())
+}
+
+fn line(i: &PendingTool) -> String {
+    let status = serde_json::to_value(i.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let reasons: Vec<String> = i
+        .reasons
+        .iter()
+        .map(|r| format!("{}: {}", r.code, r.message))
+        .collect();
+    format!(
+        "{}  {:<9} {:<32} {}{}",
+        i.id,
+        status,
+        i.name,
+        i.source,
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!("\n      {}", reasons.join("\n      "))
+        }
+    )
+}
+
+fn enum_arg<T: serde::de::DeserializeOwned>(field: &str, v: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(v.to_ascii_lowercase()))
+        .map_err(|_| anyhow::anyhow!("--{field}: unknown value `{v}`"))
+}
+
+pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Source { action, airlock } => {
+            let a = open(g, &airlock)?;
+            match action {
+                SourceAction::Add {
+                    kind,
+                    location,
+                    schedule,
+                    health_url,
+                    scan,
+                } => {
+                    let s = a.add_source(NewSource {
+                        kind,
+                        location,
+                        schedule_seconds: schedule,
+                        health_url,
+                    })?;
+                    println!("added {} ({})", s.id, s.location);
+                    if scan {
+                        let r = a.scan(&s.id)?;
+                        println!(
+                            "scanned: {} tools, {} new (pending review)",
+                            r.discovered,
+                            r.new.len()
+                        );
+                    }
+                }
+                SourceAction::List { json } => {
+                    let all = a.sources();
+                    if json {
+                        print_json(&all)?;
+                    } else {
+                        for s in all {
+                            println!(
+                                "{}  {:?}  {}  tools {}{}",
+                                s.id,
+                                s.kind,
+                                s.location,
+                                s.tools,
+                                s.last_error
+                                    .map(|e| format!("  last error: {e}"))
+                                    .unwrap_or_default()
+                            );
+                        }
+                    }
+                }
+                SourceAction::Scan { id } => print_json(&a.scan(&id)?)?,
+                SourceAction::Delete { id } => {
+                    a.delete_source(&id)?;
+                    println!("deleted {id}");
+                }
+            }
+        }
+        Command::Pending { action, airlock } => {
+            let a = open(g, &airlock)?;
+            match action {
+                PendingAction::List { status, json } => {
+                    let items: Vec<PendingTool> = match status.as_deref() {
+                        Some("all") => a.items(None),
+                        Some(s) => a.items(Some(s.parse::<Status>()?)),
+                        None => a
+                            .items(None)
+                            .into_iter()
+                            .filter(|i| matches!(i.status, Status::Pending | Status::Changed))
+                            .collect(),
+                    };
+                    if json {
+                        print_json(&items)?;
+                    } else {
+                        for i in &items {
+                            println!("{}", line(i));
+                        }
+                    }
+                }
+                PendingAction::Show { id } => print_json(&a.item(&id)?)?,
+                PendingAction::Approve {
+                    id,
+                    rate_limit,
+                    budget,
+                    budget_unit,
+                    budget_period,
+                    orgs,
+                    agents,
+                    health_url,
+                } => {
+                    let budget = match budget {
+                        Some(limit) => Some(Budget {
+                            limit,
+                            unit: enum_arg::<BudgetUnit>("budget-unit", &budget_unit)?,
+                            period: enum_arg::<Period>("budget-period", &budget_period)?,
+                        }),
+                        None => None,
+                    };
+                    let access =
+                        (!orgs.is_empty() || !agents.is_empty()).then_some(Grant { orgs, agents });
+                    let item = a.approve(
+                        &id,
+                        Approval {
+                            rate_limit,
+                            budget,
+                            access,
+                            health_url,
+                        },
+                        &operator(),
+                    )?;
+                    println!("approved: {}", line(&item));
+                }
+                PendingAction::Reject { id, reason } => {
+                    let item = a.reject(&id, &reason, &operator())?;
+                    println!("rejected: {}", line(&item));
+                }
+            }
+        }
+        Command::Probe { airlock, json } => {
+            let r = open(g, &airlock)?.probe()?;
+            if json {
+                print_json(&r)?;
+            } else {
+                for p in r {
+                    println!(
+                        "{}  {}  {:.0} ms{}{}",
+                        p.tool,
+                        if p.ok { "ok" } else { "FAILED" },
+                        p.latency_ms,
+                        p.error.map(|e| format!("  {e}")).unwrap_or_default(),
+                        p.switched.map(|s| format!("  ({s})")).unwrap_or_default()
+                    );
+                }
+            }
+        }
+        Command::Gaps {
+            discover,
+            airlock,
+            json,
+        } => {
+            let a = open(g, &airlock)?;
+            if discover {
+                print_json(&a.discover_gaps()?)?;
+            } else if json {
+                print_json(&a.gaps())?;
+            } else {
+                for gap in a.gaps() {
+                    println!("{:>5}  {}  {}", gap.count, gap.verb, gap.last_reason);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
