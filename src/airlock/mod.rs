@@ -93,18 +93,22 @@ pub enum SourceKind {
     Directory,
 }
 
+/// Parses a snake_case enum value the way its JSON form is written (one
+/// spelling for the API, the command line and the store).
+pub fn parse_name<T: serde::de::DeserializeOwned>(
+    field: &str,
+    s: &str,
+    expected: &str,
+) -> Result<T> {
+    let v = s.trim().to_ascii_lowercase();
+    serde_json::from_value(Value::String(v.clone()))
+        .map_err(|_| Error::invalid_field(field, format!("unknown {field} `{v}` ({expected})")))
+}
+
 impl std::str::FromStr for SourceKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "openapi" => Ok(SourceKind::Openapi),
-            "mcp" => Ok(SourceKind::Mcp),
-            "directory" | "dir" => Ok(SourceKind::Directory),
-            other => Err(Error::invalid_field(
-                "kind",
-                format!("unknown source kind `{other}` (openapi, mcp or directory)"),
-            )),
-        }
+        parse_name("kind", s, "openapi, mcp or directory")
     }
 }
 
@@ -166,12 +170,11 @@ pub enum Status {
 impl std::str::FromStr for Status {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        serde_json::from_value(Value::String(s.trim().to_ascii_lowercase())).map_err(|_| {
-            Error::invalid_field(
-                "status",
-                format!("unknown status `{s}` (pending, approved, rejected, changed, missing)"),
-            )
-        })
+        parse_name(
+            "status",
+            s,
+            "pending, approved, rejected, changed or missing",
+        )
     }
 }
 
@@ -398,7 +401,7 @@ fn content_of(found: &Found) -> Pinned {
 }
 
 /// Screening findings for one discovered tool.
-fn screening(found: &Found, registered: &[String]) -> Vec<Reason> {
+fn screening<'a>(found: &Found, registered: impl IntoIterator<Item = &'a str>) -> Vec<Reason> {
     let d = &found.descriptor;
     let mut texts: Vec<(String, String)> = Vec::new();
     match &found.raw {
@@ -413,7 +416,7 @@ fn screening(found: &Found, registered: &[String]) -> Vec<Reason> {
             }
         }
     }
-    let mut out = screen::screen_name(&d.name, registered.iter().map(String::as_str));
+    let mut out = screen::screen_name(&d.name, registered);
     for (field, text) in texts {
         let field = field.trim_start_matches('/');
         for r in screen::screen_text(if field.is_empty() { "text" } else { field }, &text) {
@@ -591,13 +594,12 @@ impl Airlock {
             self.engine.set_usage_policy(&i.name, None)?;
             self.engine.set_inactive(&i.name, None)?;
         }
-        let mut records: Vec<(String, Option<String>)> =
+        let gone: Vec<(String, Option<String>)> =
             items.iter().map(|i| (i.id.clone(), None)).collect();
-        if !records.is_empty() {
-            self.engine.store().put_records(ITEMS, &records)?;
-        }
-        records = vec![(id.to_string(), None)];
-        self.engine.store().put_records(SOURCES, &records)?;
+        self.engine.store().put_records(ITEMS, &gone)?;
+        self.engine
+            .store()
+            .put_records(SOURCES, &[(id.to_string(), None)])?;
         for i in &items {
             state.items.remove(&i.id);
         }
@@ -700,6 +702,9 @@ impl Airlock {
             .values()
             .filter_map(|i| Some((i.pinned.as_ref()?.content_hash(), i.name.clone())))
             .collect();
+        // Read once per scan: each tool is compared with the names other
+        // sources registered (its own approved version is not a shadow).
+        let registered = self.engine.registered_names();
         let mut seen = std::collections::HashSet::new();
         let mut touched: Vec<String> = Vec::new();
         let mut unload: Vec<String> = Vec::new();
@@ -712,8 +717,14 @@ impl Airlock {
             }
             let content = content_of(&f);
             let hash = content.hash();
-            let registered = self.engine.names_outside(&store_source(&source.id, &name));
-            let mut reasons = screening(&f, &registered);
+            let own = store_source(&source.id, &name);
+            let mut reasons = screening(
+                &f,
+                registered
+                    .iter()
+                    .filter(|(_, s)| *s != own)
+                    .map(|(n, _)| n.as_str()),
+            );
             if let Some((_, was)) = pinned
                 .iter()
                 .find(|(h, n)| *h == content.content_hash() && *n != name)

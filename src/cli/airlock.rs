@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolgraph::airlock::{
     Airlock, AirlockOptions, Approval, NewSource, PendingTool, SourceKind, Status, fetch,
+    parse_name,
 };
 use toolgraph::policy::limits::{Budget, BudgetUnit, Grant, Period};
 
@@ -199,11 +200,6 @@ fn line(i: &PendingTool) -> String {
     )
 }
 
-fn enum_arg<T: serde::de::DeserializeOwned>(field: &str, v: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(v.to_ascii_lowercase()))
-        .map_err(|_| anyhow::anyhow!("--{field}: unknown value `{v}`"))
-}
-
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
         Command::Source { action, airlock } => {
@@ -293,8 +289,16 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                     let budget = match budget {
                         Some(limit) => Some(Budget {
                             limit,
-                            unit: enum_arg::<BudgetUnit>("budget-unit", &budget_unit)?,
-                            period: enum_arg::<Period>("budget-period", &budget_period)?,
+                            unit: parse_name::<BudgetUnit>(
+                                "budget-unit",
+                                &budget_unit,
+                                "calls or cost",
+                            )?,
+                            period: parse_name::<Period>(
+                                "budget-period",
+                                &budget_period,
+                                "minute, hour, day, week or month",
+                            )?,
                         }),
                         None => None,
                     };

@@ -164,13 +164,10 @@ impl Engine {
                 Error::invalid_field("org", format!("no organization named `{org_name}`"))
             })?
             .to_string();
-        let visible = snap.policy.resolve(
-            &snap.catalog,
-            &caller,
-            &[],
-            &Limits::default(),
-            limits::now(),
-        )?;
+        let now = limits::now();
+        let visible = snap
+            .policy
+            .resolve(&snap.catalog, &caller, &[], &Limits::default(), now)?;
         let idx = snap
             .catalog
             .find(&event.tool)
@@ -178,7 +175,6 @@ impl Engine {
             .ok_or_else(|| Error::not_found("tool", &event.tool))?;
         let name = snap.catalog.tools[idx].name.clone();
         let key = limits::key(&name);
-        let now = limits::now();
         let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
         let policy = l.policies.get(&key).cloned();
         let mut counter = l

@@ -184,15 +184,14 @@ impl Engine {
         Ok(())
     }
 
-    /// Names of every registered tool outside `source` (an operator's
-    /// view: screening compares new names with them).
-    pub fn names_outside(&self, source: &str) -> Vec<String> {
+    /// Every registered tool's name with the source that registered it (an
+    /// operator's view: screening compares new names with them).
+    pub fn registered_names(&self) -> Vec<(String, String)> {
         self.snapshot()
             .catalog
             .tools
             .iter()
-            .filter(|t| t.source != source)
-            .map(|t| t.name.clone())
+            .map(|t| (t.name.clone(), t.source.clone()))
             .collect()
     }
 
