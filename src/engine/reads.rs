@@ -135,6 +135,26 @@ impl Engine {
         )
     }
 
+    /// An operator's view of one caller: the verdicts on every tool that a
+    /// layer hides from it or makes it ask approval for, in catalog order.
+    pub fn hidden_from(&self, caller: &Caller) -> Result<Vec<Explanation>> {
+        let snap = self.snapshot();
+        let access = self.access(&snap, caller)?;
+        let failed = match &caller.session {
+            Some(s) => self.sessions.get(s).failed,
+            None => Vec::new(),
+        };
+        let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
+        let now = crate::policy::limits::now();
+        (0..snap.catalog.tools.len())
+            .filter(|&i| !access.scope.contains(i) || access.approval.contains(i))
+            .map(|i| {
+                snap.policy
+                    .explain(&snap.catalog, caller, &failed, &limits, now, i)
+            })
+            .collect()
+    }
+
     /// The `dependsOn` edges among the tools `caller` may see, declared and
     /// inferred (any confidence; `followed` says whether ranking follows
     /// it), of one tool or, without `tool`, of all; by tool, then declared

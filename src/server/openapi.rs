@@ -13,6 +13,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         description = "Find and disambiguate the right tool for an AI planner, among the tools its caller may use."
     ),
     paths(
+        super::v1::me::me,
         super::v1::search::search,
         super::v1::search::resolve,
         super::v1::search::select,
@@ -27,6 +28,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::v1::admin::get_policy,
         super::v1::admin::put_policy,
         super::v1::admin::explain,
+        super::v1::admin::hidden,
         super::v1::admin::sparql,
         super::v1::airlock::add_source,
         super::v1::airlock::sources,

@@ -154,6 +154,44 @@ pub(crate) async fn explain(
         .map(axum::Json)
 }
 
+/// Whose view of the catalog to explain.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct CallerQuery {
+    pub org: Option<String>,
+    pub agent: Option<String>,
+    pub session: Option<String>,
+    pub channel: Option<String>,
+    pub goal: Option<String>,
+}
+
+/// (admin) The tools a caller may not see, or must have approved, each with
+/// every layer's verdict and the deciding layer.
+#[utoipa::path(get, path = "/v1/policy/hidden", tag = "admin", params(CallerQuery),
+    responses(
+        (status = 200, description = "the verdicts, catalog order", body = Vec<Explanation>),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn hidden(
+    State(s): State<Shared>,
+    Extension(p): Extension<Principal>,
+    Query(q): Query<CallerQuery>,
+) -> Result<axum::Json<Vec<Explanation>>, ApiError> {
+    p.admin()?;
+    let caller = Caller {
+        org: q.org,
+        agent: q.agent,
+        session: q.session,
+        channel: q.channel,
+        goal: q.goal,
+    };
+    blocking(move || s.engine.hidden_from(&caller))
+        .await
+        .map(axum::Json)
+}
+
 /// A read-only SPARQL query.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -5,6 +5,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod airlock;
+pub(crate) mod me;
 pub(crate) mod search;
 pub(crate) mod tools;
 
@@ -21,6 +22,7 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/policy", axum::routing::put(admin::put_policy))
         .layer(DefaultBodyLimit::max(upload));
     Router::new()
+        .route("/v1/me", get(me::me))
         .route("/v1/search", post(search::search))
         .route("/v1/resolve", post(search::resolve))
         .route("/v1/select", post(search::select))
@@ -32,6 +34,7 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/reload", post(admin::reload))
         .route("/v1/policy", get(admin::get_policy))
         .route("/v1/policy/explain", get(admin::explain))
+        .route("/v1/policy/hidden", get(admin::hidden))
         .route("/v1/sparql", post(admin::sparql))
         .route(
             "/v1/sources",
