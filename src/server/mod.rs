@@ -1,7 +1,8 @@
 //! The service: axum around the sync engine. One module per resource under
 //! `v1/`, the MCP endpoint beside them (`mcp.rs`), the error table
-//! (`error.rs`), keys (`auth.rs`), metrics (`metrics.rs`) and the OpenAPI
-//! document generated from the handlers (`openapi.rs`).
+//! (`error.rs`), keys (`auth.rs`), metrics (`metrics.rs`), the OpenAPI
+//! document generated from the handlers (`openapi.rs`) and the operator
+//! console at `/` (`console.rs`, its page under `console/`).
 //!
 //! Every request gets an id (the `x-request-id` header, every log line),
 //! goes through the key check (401/403), the concurrency limit (queued, or
@@ -10,6 +11,7 @@
 //! requests in flight finish.
 
 mod auth;
+mod console;
 mod error;
 mod health;
 mod mcp;
@@ -279,6 +281,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         .merge(api)
         .merge(health::routes(state.clone()))
         .merge(openapi::routes())
+        .merge(console::routes())
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,

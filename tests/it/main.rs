@@ -3,6 +3,7 @@
 mod airlock;
 mod cli;
 mod common;
+mod console;
 mod deps;
 mod embed;
 mod eval;
