@@ -596,6 +596,30 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     assert!(why.contains(first_path), "{why} lacks {first_path}");
     b.screenshot(&shots.join("2-constellation.png"));
 
+    // 2b. A bare verb: ambiguous, with the question that would decide.
+    let nav = b.wait("nav a[data-view=search]");
+    b.keys(&nav, ENTER);
+    let text = b.wait("#q-text");
+    b.clear(&text);
+    let verb = b.wait("#q-verb");
+    b.keys(&verb, &format!("MAKE_RESERVATION{ENTER}"));
+    let api = post_json(
+        live.addr,
+        "/v1/search",
+        Some(ADMIN),
+        r#"{"verb": "MAKE_RESERVATION", "text": "", "limit": 10}"#,
+    )
+    .json();
+    assert_eq!(api["ambiguous"], true, "{api}");
+    let question = api["clarify"]["question"].as_str().unwrap();
+    let clarify = b.wait_text("#clarify", question);
+    for c in api["clarify"]["contenders"].as_array().unwrap() {
+        assert!(clarify.contains(c["tool"].as_str().unwrap()), "{clarify}");
+    }
+    b.screenshot(&shots.join("2b-clarify.png"));
+    let verb = b.wait("#q-verb");
+    b.clear(&verb);
+
     // 3. The airlock: add a loopback source, see the screening, approve one.
     let nav = b.wait("nav a[data-view=airlock]");
     b.keys(&nav, ENTER);
@@ -632,6 +656,16 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     b.keys(&rate, ENTER);
     b.wait_text("#approved-notice", "Approved getTideTimes");
     b.screenshot(&shots.join("4-approved.png"));
+
+    // The poisoned one, rejected with a reason.
+    let review = b.wait("a[aria-label='Review addNumbers']");
+    b.keys(&review, ENTER);
+    let reason = b.wait("#rj-reason");
+    b.keys(&reason, &format!("asks for the SSH key{ENTER}"));
+    b.wait_text("#airlock-feedback", "Rejected addNumbers");
+    let rejected = get(live.addr, "/v1/pending?status=rejected", Some(ADMIN)).json();
+    assert_eq!(rejected[0]["name"], "addNumbers", "{rejected}");
+    assert_eq!(rejected[0]["review"]["reason"], "asks for the SSH key");
 
     // 4. Found by search, in the page.
     let nav = b.wait("nav a[data-view=search]");
@@ -682,6 +716,18 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
         .find(|i| i["name"] == "getTideTimes")
         .unwrap();
     assert_eq!(approved["policy"]["rate_limit"], 30, "{approved}");
+
+    // 6. Deleting the source (a second Enter confirms) withdraws its tool.
+    let nav = b.wait("nav a[data-view=airlock]");
+    b.keys(&nav, ENTER);
+    let delete = b.wait(&format!("button[aria-label='Delete {spec_url}']"));
+    b.keys(&delete, ENTER);
+    assert_eq!(b.text(&delete), "Confirm delete");
+    b.keys(&delete, ENTER);
+    b.wait_text("#airlock-feedback", "Deleted");
+    assert_eq!(get(live.addr, "/v1/sources", Some(ADMIN)).json(), json!([]));
+    let after = top_tool(&live, "when is high tide in the harbour tomorrow");
+    assert_ne!(after["tool"], "getTideTimes");
 
     // The page asked nothing of any other host…
     // Every request a document of ours made, and every http(s) request the

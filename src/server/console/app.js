@@ -195,8 +195,8 @@ function viewSearch(main) {
   const form = h('form', { class: 'panel grid', id: 'search-form', role: 'search', 'aria-label': 'Search the catalog' },
     h('div', { class: 'wide' },
       field('q-text', 'Request', textInput('text', state.search.text, {
-        required: true, placeholder: 'e.g. Book a Southwest flight 175 tomorrow', 'aria-required': 'true',
-      }))),
+        placeholder: 'e.g. Book a Southwest flight 175 tomorrow',
+      }), 'a request, a planner verb, or both')),
     field('q-verb', 'Planner verb (optional)', textInput('verb', state.search.verb, { placeholder: 'MAKE_RESERVATION' })),
     field('q-mode', 'Ranking', select('mode', [['joint', 'joint (graph + dense + lexical)'], ['graph', 'graph only'], ['dense', 'dense only'], ['lexical', 'lexical only']], state.search.mode)),
     field('q-limit', 'Results', h('input', { name: 'limit', type: 'number', min: 1, max: 50, value: state.search.limit })),
@@ -212,6 +212,13 @@ function viewSearch(main) {
       limit: Math.max(1, Math.min(50, Number(el.limit.value) || 10)),
     };
     readCaller(form);
+    if (!state.search.text && !state.search.verb) {
+      el.text.setAttribute('aria-invalid', 'true');
+      results.replaceChildren(h('div', { class: 'notice bad', role: 'alert', text: 'Give a request or a planner verb.' }));
+      el.text.focus();
+      return;
+    }
+    el.text.removeAttribute('aria-invalid');
     runSearch(results);
   });
   main.append(h('h1', { tabindex: -1, text: 'Search' }),
@@ -221,7 +228,7 @@ function viewSearch(main) {
 }
 
 async function runSearch(slot) {
-  if (!state.search.text) return;
+  if (!state.search.text && !state.search.verb) return;
   const req = { text: state.search.text, mode: state.search.mode, limit: state.search.limit, caller: callerBody() };
   if (state.search.verb) req.verb = state.search.verb;
   const res = await load(slot, api('POST', '/v1/search', req), (r) => {
