@@ -2,11 +2,16 @@
 //!
 //! The trait speaks domain terms (load, tools, links, constellation,
 //! validate), never query strings: the oxigraph backend runs the SPARQL in
-//! `queries/`, a Neo4j backend will run Cypher behind the same trait. This
+//! `queries/`, the Bolt backend (`neo4j.rs`, feature `neo4j`) keeps the
+//! catalog on a graph server with the Cypher in `queries/cypher/`. This
 //! module depends only on `model`, `vocab` and `error`.
 
+#[cfg(feature = "neo4j")]
+mod neo4j;
 mod oxigraph;
 
+#[cfg(feature = "neo4j")]
+pub use self::neo4j::{GraphServer, Neo4jStore};
 pub use self::oxigraph::OxigraphStore;
 
 use crate::error::Result;
@@ -218,6 +223,14 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()>;
     /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
     /// elsewhere. Not part of ranking: an operator's query language.
+    /// Catches up with changes other processes made to a shared store (a
+    /// graph server several replicas write to); true when something changed
+    /// and the engine should rebuild its snapshot. A store only this process
+    /// writes has nothing to catch up with.
+    fn sync(&self) -> Result<bool> {
+        Ok(false)
+    }
+
     fn sparql(&self) -> Option<&dyn Sparql> {
         None
     }

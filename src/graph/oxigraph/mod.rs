@@ -213,6 +213,24 @@ impl OxigraphStore {
         )))
     }
 
+    /// Every quad of every graph (the Bolt store mirrors them).
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn all_quads(&self) -> Result<Vec<Quad>> {
+        self.store
+            .iter()
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(store_err)
+    }
+
+    /// An in-memory store holding exactly these quads (no validation: they
+    /// come from a store that validated them).
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn from_quads(quads: impl IntoIterator<Item = Quad>) -> Result<Self> {
+        let store = Store::new().map_err(store_err)?;
+        store.extend(quads).map_err(store_err)?;
+        Ok(Self { store })
+    }
+
     fn select(&self, query: spargebra::Query) -> Result<Rows> {
         collect_rows(
             prepared(query)

@@ -1,0 +1,4 @@
+// Resources no statement mentions any more.
+MATCH (n:Resource)
+WHERE NOT (n)--()
+DELETE n

@@ -1,0 +1,732 @@
+//! The graph-server backend over Bolt (neo4rs): Neo4j 5, or ArcadeDB's Bolt
+//! plugin. Many stateless toolgraph replicas can share one server.
+//!
+//! On the server the catalog is a labelled property graph: every RDF
+//! statement is a relationship `(:Resource {iri})-[:PERFORMS {k, p, g}]->(…)`
+//! whose type mirrors the predicate (`PERFORMS`, `ACTS_ON`, `BROADER`,
+//! `DEPENDS_ON`, `TYPE`…; `STATEMENT` for predicates outside the closed list
+//! below), `p` the predicate IRI, `g` the source graph and `k` a key of the
+//! statement; literal objects are `(:Literal {k, value, dt, lang})` nodes;
+//! nodes carry labels mirroring their `rdf:type` (`Tool`, `Verb`, `Entity`,
+//! `Domain`, `Organization`…). `(:Catalog {id: 'catalog', version})` counts
+//! the writes.
+//!
+//! Reads are answered from an in-memory mirror of the server's statements
+//! (an [`OxigraphStore`]), so every read — tools, lexicon, ontology, links,
+//! constellation, policy, records, validation — means what it means on the
+//! embedded store. The mirror is built at open and rebuilt by [`GraphStore::sync`]
+//! when the server's version moved (another replica wrote). A write is
+//! applied to the mirror first (parsing and the seed constraints: a refused
+//! batch changes nothing anywhere), then its difference goes to the server in
+//! one transaction that also increments the version, only if nobody wrote
+//! since this replica last read it (else: a conflict, the mirror is reloaded,
+//! nothing written).
+//!
+//! The driver is async; the trait is sync: each call runs on the store's own
+//! small runtime, on a scoped thread, so it can be called from anywhere (a
+//! blocking-pool thread, the CLI, a test).
+
+use super::oxigraph::OxigraphStore;
+use super::{Change, GraphStore, LoadReport, OntologyFacts, ToolLink};
+use crate::error::{Error, Result};
+use crate::model::{LexEntry, PolicyFact, Tool, Violation};
+use crate::vocab::{self, tg};
+use neo4rs::{ConfigBuilder, Graph, Query};
+use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+const Q_SCHEMA: &str = include_str!("../../queries/cypher/schema.cypher");
+const Q_VERSION: &str = include_str!("../../queries/cypher/version.cypher");
+const Q_BUMP: &str = include_str!("../../queries/cypher/bump_version.cypher");
+const Q_STATEMENTS: &str = include_str!("../../queries/cypher/statements.cypher");
+const Q_DELETE: &str = include_str!("../../queries/cypher/delete_statements.cypher");
+const Q_CREATE_LINKS: &str = include_str!("../../queries/cypher/create_links.cypher");
+const Q_CREATE_LITERALS: &str = include_str!("../../queries/cypher/create_literals.cypher");
+const Q_LABEL: &str = include_str!("../../queries/cypher/label.cypher");
+const Q_UNLABEL: &str = include_str!("../../queries/cypher/unlabel.cypher");
+const Q_ORPHANS: &str = include_str!("../../queries/cypher/delete_orphans.cypher");
+
+/// Relationship types by predicate: a closed list (a type is never built from
+/// data); any other predicate is a `STATEMENT` with its IRI in `p`.
+const REL_TYPES: &[(&str, &str)] = &[
+    (vocab::RDF_TYPE, "TYPE"),
+    (vocab::RDFS_LABEL, "LABEL"),
+    (vocab::SKOS_PREF_LABEL, "PREF_LABEL"),
+    (vocab::SKOS_ALT_LABEL, "ALT_LABEL"),
+    (vocab::SKOS_BROADER, "BROADER"),
+    (tg::NAME, "NAME"),
+    (tg::DESCRIPTION, "DESCRIPTION"),
+    (tg::MODEL_DESCRIPTION, "MODEL_DESCRIPTION"),
+    (tg::PERFORMS, "PERFORMS"),
+    (tg::ACTS_ON, "ACTS_ON"),
+    (tg::PRIMARY_ENTITY, "PRIMARY_ENTITY"),
+    (tg::MENTIONS, "MENTIONS"),
+    (tg::IN_DOMAIN, "IN_DOMAIN"),
+    (tg::IN_CATEGORY, "IN_CATEGORY"),
+    (tg::REQUIRES_INTEGRATION, "REQUIRES_INTEGRATION"),
+    (tg::AVAILABLE_ON_CHANNEL, "AVAILABLE_ON_CHANNEL"),
+    (tg::READ_ONLY, "READ_ONLY"),
+    (tg::DESTRUCTIVE, "DESTRUCTIVE"),
+    (tg::DEPENDS_ON, "DEPENDS_ON"),
+    (tg::UNIVERSAL, "UNIVERSAL"),
+    (tg::PARAMETER_PROP, "HAS_PARAMETER"),
+    (tg::PARAM_NAME, "PARAM_NAME"),
+    (tg::PARAM_TYPE, "PARAM_TYPE"),
+    (tg::PARAM_DESCRIPTION, "PARAM_DESCRIPTION"),
+    (tg::PARAM_REQUIRED, "PARAM_REQUIRED"),
+    (tg::PARAM_ENTITY, "PARAM_ENTITY"),
+    (tg::SOURCE, "SOURCE"),
+    (tg::INSTANCE_OF, "INSTANCE_OF"),
+    (tg::EVIDENCES, "EVIDENCES"),
+    (tg::SIBLING_OF, "SIBLING_OF"),
+    (tg::DEPENDENCY, "HAS_DEPENDENCY"),
+    (tg::DEPENDENCY_ON, "DEPENDENCY_ON"),
+    (tg::DEPENDENCE_TYPE, "DEPENDENCE_TYPE"),
+    (tg::DEPENDENCY_PARAMETER, "DEPENDENCY_PARAMETER"),
+    (tg::DEPENDENCY_REASON, "DEPENDENCY_REASON"),
+];
+const OTHER_PREDICATE: &str = "STATEMENT";
+
+/// Node labels by class (`rdf:type`).
+const LABELS: &[(&str, &str)] = &[
+    (tg::TOOL, "Tool"),
+    (tg::VERB, "Verb"),
+    (tg::ENTITY, "Entity"),
+    (tg::INSTANCE, "Instance"),
+    (tg::DOMAIN, "Domain"),
+    (tg::CATEGORY, "Category"),
+    (tg::INTEGRATION, "Integration"),
+    (tg::CHANNEL, "Channel"),
+    (tg::PROFILE, "Profile"),
+    (tg::GOAL, "Goal"),
+    (tg::PARAMETER, "Parameter"),
+    (tg::PLATFORM, "Platform"),
+    (tg::ORGANIZATION, "Organization"),
+    (tg::AGENT, "Agent"),
+    (tg::AGENT_SUBTYPE, "AgentSubtype"),
+    (tg::INTENT, "Intent"),
+];
+
+/// Rows per `UNWIND` batch.
+const BATCH: usize = 2_000;
+
+/// Where the graph server is and who we are to it.
+#[derive(Clone)]
+pub struct GraphServer {
+    /// `bolt://host:port` (also `neo4j://`, `bolt+s://`…).
+    pub url: String,
+    pub user: String,
+    pub password: String,
+    /// The database (Neo4j: `neo4j` by default; ArcadeDB: the database name).
+    pub database: String,
+}
+
+impl std::fmt::Debug for GraphServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphServer")
+            .field("url", &self.url)
+            .field("user", &self.user)
+            .field("database", &self.database)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The server's statements as this replica last read or wrote them.
+struct Mirror {
+    store: OxigraphStore,
+    quads: HashSet<Quad>,
+    version: i64,
+}
+
+/// A [`GraphStore`] on a graph server over Bolt.
+pub struct Neo4jStore {
+    graph: Graph,
+    runtime: tokio::runtime::Runtime,
+    server: GraphServer,
+    mirror: RwLock<Mirror>,
+    writer: Mutex<()>,
+}
+
+impl std::fmt::Debug for Neo4jStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Neo4jStore")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+fn bolt_err(server: &GraphServer, e: neo4rs::Error) -> Error {
+    match e {
+        neo4rs::Error::IOError { .. }
+        | neo4rs::Error::ConnectionError
+        | neo4rs::Error::AuthenticationError(_) => Error::Unavailable(format!(
+            "graph server {} (database {}): {e}",
+            server.url, server.database
+        )),
+        other => Error::Store(format!("graph server {}: {other}", server.url)),
+    }
+}
+
+/// A query file without its `//` comment lines.
+fn cypher(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A query file with a schema identifier from one of the closed lists above.
+fn with_identifier(text: &str, placeholder: &str, identifier: &str) -> String {
+    debug_assert!(
+        identifier
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    );
+    cypher(text).replace(placeholder, identifier)
+}
+
+fn rel_type(predicate: &str) -> &'static str {
+    REL_TYPES
+        .iter()
+        .find(|(p, _)| *p == predicate)
+        .map_or(OTHER_PREDICATE, |(_, t)| t)
+}
+
+fn node_id(n: &NamedOrBlankNode) -> String {
+    match n {
+        NamedOrBlankNode::NamedNode(n) => n.as_str().to_string(),
+        NamedOrBlankNode::BlankNode(b) => format!("_:{}", b.as_str()),
+    }
+}
+
+fn parse_node(s: &str) -> Result<NamedOrBlankNode> {
+    match s.strip_prefix("_:") {
+        Some(id) => BlankNode::new(id)
+            .map(Into::into)
+            .map_err(|e| Error::Store(format!("a blank node id `{s}` on the server: {e}"))),
+        None => NamedNode::new(s)
+            .map(Into::into)
+            .map_err(|e| Error::Store(format!("an IRI `{s}` on the server: {e}"))),
+    }
+}
+
+/// One statement as the server holds it.
+#[derive(Debug, Clone, PartialEq)]
+struct Statement {
+    k: String,
+    s: String,
+    p: String,
+    g: String,
+    object: Object,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Object {
+    Resource(String),
+    Literal {
+        value: String,
+        dt: String,
+        lang: String,
+    },
+}
+
+fn key(q: &Quad) -> String {
+    let digest = Sha256::digest(q.to_string().as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn encode(q: &Quad) -> Result<Statement> {
+    let object = match &q.object {
+        Term::NamedNode(n) => Object::Resource(n.as_str().to_string()),
+        Term::BlankNode(b) => Object::Resource(format!("_:{}", b.as_str())),
+        Term::Literal(l) => Object::Literal {
+            value: l.value().to_string(),
+            dt: l.datatype().as_str().to_string(),
+            lang: l.language().unwrap_or_default().to_string(),
+        },
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(Error::Store(format!(
+                "a statement the graph server cannot hold: {q}"
+            )));
+        }
+    };
+    let g = match &q.graph_name {
+        GraphName::NamedNode(n) => n.as_str().to_string(),
+        GraphName::BlankNode(b) => format!("_:{}", b.as_str()),
+        GraphName::DefaultGraph => String::new(),
+    };
+    Ok(Statement {
+        k: key(q),
+        s: node_id(&q.subject),
+        p: q.predicate.as_str().to_string(),
+        g,
+        object,
+    })
+}
+
+fn decode(st: &Statement) -> Result<Quad> {
+    let subject = parse_node(&st.s)?;
+    let predicate = NamedNode::new(&st.p)
+        .map_err(|e| Error::Store(format!("a predicate `{}` on the server: {e}", st.p)))?;
+    let object: Term = match &st.object {
+        Object::Resource(o) => match parse_node(o)? {
+            NamedOrBlankNode::NamedNode(n) => n.into(),
+            NamedOrBlankNode::BlankNode(b) => b.into(),
+        },
+        Object::Literal { value, dt, lang } => {
+            if !lang.is_empty() {
+                Literal::new_language_tagged_literal(value, lang)
+                    .map_err(|e| Error::Store(format!("a language tag `{lang}`: {e}")))?
+                    .into()
+            } else if dt.is_empty() {
+                Literal::new_simple_literal(value).into()
+            } else {
+                let dt = NamedNode::new(dt)
+                    .map_err(|e| Error::Store(format!("a datatype `{dt}`: {e}")))?;
+                Literal::new_typed_literal(value, dt).into()
+            }
+        }
+    };
+    let graph: GraphName = if st.g.is_empty() {
+        GraphName::DefaultGraph
+    } else {
+        match parse_node(&st.g)? {
+            NamedOrBlankNode::NamedNode(n) => n.into(),
+            NamedOrBlankNode::BlankNode(b) => b.into(),
+        }
+    };
+    Ok(Quad::new(subject, predicate, object, graph))
+}
+
+type Row = HashMap<String, String>;
+
+fn rows_of(statements: &[&Statement], literal: bool) -> Vec<Row> {
+    statements
+        .iter()
+        .map(|st| {
+            let mut row: Row = HashMap::from([
+                ("k".to_string(), st.k.clone()),
+                ("s".to_string(), st.s.clone()),
+                ("p".to_string(), st.p.clone()),
+                ("g".to_string(), st.g.clone()),
+            ]);
+            match (&st.object, literal) {
+                (Object::Resource(o), false) => {
+                    row.insert("o".into(), o.clone());
+                }
+                (Object::Literal { value, dt, lang }, true) => {
+                    row.insert("v".into(), value.clone());
+                    row.insert("dt".into(), dt.clone());
+                    row.insert("lang".into(), lang.clone());
+                }
+                _ => {}
+            }
+            row
+        })
+        .collect()
+}
+
+impl Neo4jStore {
+    /// Connects, creates the constraints and indexes the server supports,
+    /// and reads the catalog into the mirror.
+    pub fn connect(server: &GraphServer) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("toolgraph-bolt")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Unavailable(format!("cannot start the Bolt driver: {e}")))?;
+        let config = ConfigBuilder::default()
+            .uri(server.url.as_str())
+            .user(server.user.as_str())
+            .password(server.password.as_str())
+            .db(server.database.as_str())
+            .max_connections(4)
+            .build()
+            .map_err(|e| bolt_err(server, e))?;
+        let graph = std::thread::scope(|s| {
+            s.spawn(|| runtime.block_on(Graph::connect(config)))
+                .join()
+                .unwrap_or_else(|_| Err(neo4rs::Error::ConnectionError))
+        })
+        .map_err(|e| bolt_err(server, e))?;
+        let store = Self {
+            graph,
+            runtime,
+            server: server.clone(),
+            mirror: RwLock::new(Mirror {
+                store: OxigraphStore::memory()?,
+                quads: HashSet::new(),
+                version: -1,
+            }),
+            writer: Mutex::new(()),
+        };
+        // A plain round trip first: a wrong address or password is named here.
+        store.fetch(neo4rs::query("RETURN 1 AS one"), &[])?;
+        for statement in cypher(Q_SCHEMA).split(';') {
+            let statement = statement.trim();
+            if statement.is_empty() {
+                continue;
+            }
+            if let Err(e) = store.run(vec![neo4rs::query(statement)]) {
+                tracing::warn!(error = %e, statement, "the graph server refused a schema statement");
+            }
+        }
+        store.reload()?;
+        Ok(store)
+    }
+
+    /// The server this store talks to.
+    pub fn server(&self) -> &GraphServer {
+        &self.server
+    }
+
+    /// Runs a future on the driver's runtime from any thread.
+    fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
+        std::thread::scope(|s| {
+            s.spawn(|| self.runtime.block_on(f))
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    }
+
+    /// Runs queries in one auto-commit session each.
+    fn run(&self, queries: Vec<Query>) -> Result<()> {
+        self.block(async {
+            for q in queries {
+                self.graph.run(q).await?;
+            }
+            Ok::<_, neo4rs::Error>(())
+        })
+        .map_err(|e| bolt_err(&self.server, e))
+    }
+
+    /// Rows of one query, as strings (or nothing for a null).
+    fn fetch(&self, q: Query, columns: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        self.block(async {
+            let mut stream = self.graph.execute(q).await?;
+            let mut out = Vec::new();
+            while let Some(row) = stream.next().await? {
+                let mut values = Vec::with_capacity(columns.len());
+                for c in columns {
+                    values.push(
+                        row.get::<Option<String>>(c)
+                            .or_else(|_| {
+                                row.get::<Option<i64>>(c).map(|v| v.map(|n| n.to_string()))
+                            })
+                            .unwrap_or(None),
+                    );
+                }
+                out.push(values);
+            }
+            Ok::<_, neo4rs::Error>(out)
+        })
+        .map_err(|e| bolt_err(&self.server, e))
+    }
+
+    /// The server's catalog version (0 before the first write).
+    pub fn server_version(&self) -> Result<i64> {
+        let rows = self.fetch(neo4rs::query(&cypher(Q_VERSION)), &["version"])?;
+        Ok(rows
+            .first()
+            .and_then(|r| r[0].as_deref())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Every statement on the server.
+    fn statements(&self) -> Result<Vec<Statement>> {
+        let rows = self.fetch(
+            neo4rs::query(&cypher(Q_STATEMENTS)),
+            &["s", "p", "g", "o", "v", "dt", "lang"],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for mut r in rows {
+            let take = |r: &mut Vec<Option<String>>, i: usize| r[i].take().unwrap_or_default();
+            let (s, p, g) = (take(&mut r, 0), take(&mut r, 1), take(&mut r, 2));
+            let object = match r[3].take() {
+                Some(o) => Object::Resource(o),
+                None => Object::Literal {
+                    value: take(&mut r, 4),
+                    dt: take(&mut r, 5),
+                    lang: take(&mut r, 6),
+                },
+            };
+            out.push(Statement {
+                k: String::new(),
+                s,
+                p,
+                g,
+                object,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Rebuilds the mirror from the server (a consistent read: retried when
+    /// the version moved while reading).
+    fn reload(&self) -> Result<()> {
+        for _ in 0..5 {
+            let before = self.server_version()?;
+            let statements = self.statements()?;
+            if self.server_version()? != before {
+                continue;
+            }
+            let quads: HashSet<Quad> = statements.iter().map(decode).collect::<Result<_>>()?;
+            let store = OxigraphStore::from_quads(quads.iter().cloned())?;
+            *self.mirror.write().unwrap_or_else(PoisonError::into_inner) = Mirror {
+                store,
+                quads,
+                version: before,
+            };
+            return Ok(());
+        }
+        Err(Error::Conflict(
+            "the graph server's catalog kept changing while it was read; try again".into(),
+        ))
+    }
+
+    /// Writes a difference in one transaction with the version check.
+    fn write(&self, removed: &[&Quad], added: &[&Quad], expected: i64) -> Result<i64> {
+        let removed_keys: Vec<String> = removed.iter().map(|q| key(q)).collect();
+        let added: Vec<Statement> = added.iter().map(|q| encode(q)).collect::<Result<_>>()?;
+        let mut groups: BTreeMap<(&'static str, bool), Vec<&Statement>> = BTreeMap::new();
+        for st in &added {
+            let literal = matches!(st.object, Object::Literal { .. });
+            groups
+                .entry((rel_type(&st.p), literal))
+                .or_default()
+                .push(st);
+        }
+        let mut queries: Vec<Query> = Vec::new();
+        for chunk in removed_keys.chunks(BATCH) {
+            queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
+        }
+        for ((rel, literal), statements) in &groups {
+            let text = with_identifier(
+                if *literal {
+                    Q_CREATE_LITERALS
+                } else {
+                    Q_CREATE_LINKS
+                },
+                "__TYPE__",
+                rel,
+            );
+            for chunk in statements.chunks(BATCH) {
+                queries.push(neo4rs::query(&text).param("rows", rows_of(chunk, *literal)));
+            }
+        }
+        for (class, label) in LABELS {
+            queries.push(
+                neo4rs::query(&with_identifier(Q_LABEL, "__LABEL__", label)).param("class", *class),
+            );
+            queries.push(
+                neo4rs::query(&with_identifier(Q_UNLABEL, "__LABEL__", label))
+                    .param("class", *class),
+            );
+        }
+        queries.push(neo4rs::query(&cypher(Q_ORPHANS)));
+        let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
+        let outcome = self.block(async {
+            let mut txn = self.graph.start_txn().await?;
+            for q in queries {
+                if let Err(e) = txn.run(q).await {
+                    let _ = txn.rollback().await;
+                    return Err(e);
+                }
+            }
+            let mut stream = match txn.execute(bump).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = txn.rollback().await;
+                    return Err(e);
+                }
+            };
+            let mut version = None;
+            while let Some(row) = stream.next(txn.handle()).await? {
+                version = row.get::<i64>("version").ok();
+            }
+            match version {
+                Some(v) => {
+                    txn.commit().await?;
+                    Ok(Some(v))
+                }
+                None => {
+                    let _ = txn.rollback().await;
+                    Ok(None)
+                }
+            }
+        });
+        match outcome.map_err(|e| bolt_err(&self.server, e))? {
+            Some(v) => Ok(v),
+            None => Err(Error::Conflict(
+                "another replica changed the catalog at the same time; nothing was written, try again"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Applies a change to the mirror, then its difference to the server.
+    fn mutate<T>(&self, f: impl FnOnce(&OxigraphStore) -> Result<T>) -> Result<T> {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sync()?;
+        let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
+        let out = f(&mirror.store)?;
+        let now: HashSet<Quad> = mirror.store.all_quads()?.into_iter().collect();
+        let removed: Vec<&Quad> = mirror.quads.difference(&now).collect();
+        let added: Vec<&Quad> = now.difference(&mirror.quads).collect();
+        if removed.is_empty() && added.is_empty() {
+            return Ok(out);
+        }
+        match self.write(&removed, &added, mirror.version) {
+            Ok(version) => {
+                mirror.quads = now;
+                mirror.version = version;
+                Ok(out)
+            }
+            Err(e) => {
+                // The server is as it was; so must the mirror be.
+                drop(mirror);
+                if let Err(reload) = self.reload() {
+                    tracing::error!(error = %reload, "cannot re-read the graph server after a failed write");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&OxigraphStore) -> Result<T>) -> Result<T> {
+        f(&self
+            .mirror
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .store)
+    }
+}
+
+impl GraphStore for Neo4jStore {
+    fn apply(&self, change: &Change<'_>) -> Result<LoadReport> {
+        self.mutate(|m| m.apply(change))
+    }
+
+    fn sources(&self) -> Result<Vec<String>> {
+        self.read(GraphStore::sources)
+    }
+
+    fn len(&self) -> Result<usize> {
+        self.read(GraphStore::len)
+    }
+
+    fn tools(&self) -> Result<Vec<Tool>> {
+        self.read(GraphStore::tools)
+    }
+
+    fn lexicon(&self) -> Result<Vec<LexEntry>> {
+        self.read(GraphStore::lexicon)
+    }
+
+    fn declared_only_by(&self, sources: &[String]) -> Result<HashSet<String>> {
+        self.read(|m| m.declared_only_by(sources))
+    }
+
+    fn ontology(&self) -> Result<OntologyFacts> {
+        self.read(GraphStore::ontology)
+    }
+
+    fn links(&self) -> Result<Vec<ToolLink>> {
+        self.read(GraphStore::links)
+    }
+
+    fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {
+        self.read(|m| m.constellation(tool_iri))
+    }
+
+    fn policy(&self) -> Result<Vec<PolicyFact>> {
+        self.read(GraphStore::policy)
+    }
+
+    fn validate(&self) -> Result<Vec<Violation>> {
+        self.read(GraphStore::validate)
+    }
+
+    fn records(&self, kind: &str) -> Result<Vec<(String, String)>> {
+        self.read(|m| m.records(kind))
+    }
+
+    fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()> {
+        self.mutate(|m| m.put_records(kind, records))
+    }
+
+    fn sync(&self) -> Result<bool> {
+        let known = self
+            .mirror
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version;
+        if self.server_version()? == known {
+            return Ok(false);
+        }
+        self.reload()?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_round_trip_through_their_server_form() {
+        let g = NamedNode::new("urn:toolgraph:source:seeds/x.ttl").unwrap();
+        let s = NamedNode::new("https://toolgraph.dev/tool/a").unwrap();
+        let quads = vec![
+            Quad::new(
+                s.clone(),
+                NamedNode::new(tg::PERFORMS).unwrap(),
+                NamedNode::new("https://toolgraph.dev/verb/book").unwrap(),
+                g.clone(),
+            ),
+            Quad::new(
+                s.clone(),
+                NamedNode::new(vocab::RDFS_LABEL).unwrap(),
+                Literal::new_language_tagged_literal("réserver", "fr").unwrap(),
+                g.clone(),
+            ),
+            Quad::new(
+                s.clone(),
+                NamedNode::new(tg::READ_ONLY).unwrap(),
+                Literal::from(true),
+                g.clone(),
+            ),
+            Quad::new(
+                BlankNode::new("b0").unwrap(),
+                NamedNode::new("urn:x:other").unwrap(),
+                Literal::new_simple_literal("plain"),
+                GraphName::DefaultGraph,
+            ),
+        ];
+        for q in &quads {
+            let st = encode(q).unwrap();
+            assert_eq!(&decode(&st).unwrap(), q);
+            assert_eq!(st.k, key(q));
+            assert_eq!(st.k.len(), 32);
+        }
+        assert_eq!(rel_type(tg::PERFORMS), "PERFORMS");
+        assert_eq!(rel_type("urn:x:other"), OTHER_PREDICATE);
+    }
+
+    #[test]
+    fn query_files_name_only_listed_identifiers() {
+        for (_, t) in REL_TYPES {
+            let q = with_identifier(Q_CREATE_LINKS, "__TYPE__", t);
+            assert!(q.contains(&format!("[:{t} {{")), "{q}");
+            assert!(!q.contains("//"));
+        }
+        for (_, l) in LABELS {
+            assert!(with_identifier(Q_LABEL, "__LABEL__", l).contains(&format!("SET n:{l}")));
+        }
+    }
+}
