@@ -102,8 +102,13 @@ pub(crate) fn routes() -> Router {
             get(move |headers: HeaderMap| async move { serve(i, &headers) }),
         );
     }
+    // Browsers ask for /favicon.ico whatever the page says: the same icon.
+    let icon = ASSETS
+        .iter()
+        .position(|a| a.path == "/console/icon.svg")
+        .unwrap_or(0);
     router.route(
         "/favicon.ico",
-        get(|headers: HeaderMap| async move { serve(3, &headers) }),
+        get(move |headers: HeaderMap| async move { serve(icon, &headers) }),
     )
 }
