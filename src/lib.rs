@@ -22,6 +22,8 @@ pub mod extract;
 pub mod graph;
 pub mod import;
 pub mod lexical;
+#[cfg(feature = "neo4j")]
+pub mod migrate;
 pub mod model;
 pub mod policy;
 pub mod rank;

@@ -431,25 +431,38 @@ fn screening<'a>(found: &Found, registered: impl IntoIterator<Item = &'a str>) -
     out
 }
 
+/// The airlock's state as the store holds it.
+fn read_state(store: &dyn crate::graph::GraphStore) -> Result<State> {
+    let mut state = State::default();
+    for (id, text) in store.records(SOURCES)? {
+        state.sources.insert(id.clone(), read(SOURCES, &id, &text)?);
+    }
+    for (id, text) in store.records(ITEMS)? {
+        state.items.insert(id.clone(), read(ITEMS, &id, &text)?);
+    }
+    for (id, text) in store.records(GAPS)? {
+        state.gaps.insert(id.clone(), read(GAPS, &id, &text)?);
+    }
+    Ok(state)
+}
+
 impl Airlock {
     /// Opens the airlock over `engine`, reading its state from the store.
     pub fn open(engine: Arc<Engine>, options: AirlockOptions) -> Result<Self> {
-        let store = engine.store();
-        let mut state = State::default();
-        for (id, text) in store.records(SOURCES)? {
-            state.sources.insert(id.clone(), read(SOURCES, &id, &text)?);
-        }
-        for (id, text) in store.records(ITEMS)? {
-            state.items.insert(id.clone(), read(ITEMS, &id, &text)?);
-        }
-        for (id, text) in store.records(GAPS)? {
-            state.gaps.insert(id.clone(), read(GAPS, &id, &text)?);
-        }
+        let state = read_state(engine.store())?;
         Ok(Self {
             engine,
             options,
             state: Mutex::new(state),
         })
+    }
+
+    /// Re-reads sources, review items and gaps from the store: another
+    /// replica sharing a graph server changed them.
+    pub fn reread(&self) -> Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = read_state(self.engine.store())?;
+        Ok(())
     }
 
     pub fn engine(&self) -> &Arc<Engine> {

@@ -1,4 +1,5 @@
-//! Catalog commands: load, tools, constellation, sparql, validate, import, index, serve.
+//! Catalog commands: load, tools, constellation, sparql, validate, import,
+//! index, migrate, serve.
 
 use super::render;
 use super::{CallerArgs, Global, print_json};
@@ -36,6 +37,10 @@ pub(crate) enum Command {
         /// discovery) every this many seconds (0: only when asked over HTTP).
         #[arg(long, default_value_t = 10)]
         schedule_tick: u64,
+        /// With --graph: seconds between checks whether another replica
+        /// changed the shared catalog (0: never).
+        #[arg(long, default_value_t = 2.0)]
+        graph_poll: f64,
         /// Extra files or directories to load before serving.
         paths: Vec<PathBuf>,
     },
@@ -88,6 +93,20 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Copy a catalog (every statement and the tool vectors) from an
+    /// embedded store to a graph server, in one transaction.
+    Migrate {
+        /// The embedded store's data directory (the `--data` it was built with).
+        #[arg(long)]
+        from: PathBuf,
+        /// The graph server (`bolt://127.0.0.1:7687`); user, password and
+        /// database come from --graph-user, --graph-password-env, --graph-database.
+        #[arg(long)]
+        to: String,
+        /// Overwrite the catalog the server already holds.
+        #[arg(long)]
+        replace: bool,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -112,6 +131,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             max_queue,
             airlock,
             schedule_tick,
+            graph_poll,
             paths,
         } => {
             toolgraph::server::init_tracing();
@@ -140,6 +160,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 airlock: airlock.options(),
                 schedule_tick: (schedule_tick > 0)
                     .then(|| std::time::Duration::from_secs(schedule_tick)),
+                graph_poll: (g.shared() && graph_poll > 0.0)
+                    .then(|| std::time::Duration::try_from_secs_f64(graph_poll.max(0.05)).ok())
+                    .flatten(),
             };
             toolgraph::server::serve(engine, &addr, options)?;
         }
@@ -251,11 +274,14 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 );
             }
         }
+        Command::Migrate { from, to, replace } => migrate(g, &from, &to, replace)?,
         Command::Index { json } => {
             // Read the index as stored, without re-embedding anything.
             let engine = g.open(false)?;
             let Some(data) = g.data_dir() else {
-                bail!("the vector index lives in the data dir; --memory has none");
+                bail!(
+                    "the vector index lives in the data dir; --memory has none, and with --graph the vectors are properties of the tool nodes on the server"
+                );
             };
             let model = toolgraph::embed::FastEmbedder::load(&g.model_dir())?;
             let health = toolgraph::embed::index_health(
@@ -274,6 +300,39 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolgraph migrate`: statements first (one transaction), then the
+/// vectors as properties of the tool nodes.
+#[cfg(not(feature = "neo4j"))]
+fn migrate(_: &Global, _: &std::path::Path, to: &str, _: bool) -> Result<()> {
+    bail!("{to}: this toolgraph was built without the graph-server backend (cargo feature `neo4j`)")
+}
+
+#[cfg(feature = "neo4j")]
+fn migrate(g: &Global, from: &std::path::Path, to: &str, replace: bool) -> Result<()> {
+    let mut target_options = g.clone();
+    target_options.graph = Some(to.to_string());
+    let Some(server) = target_options.graph_server()? else {
+        bail!("--to needs a bolt:// address");
+    };
+    let target = toolgraph::graph::Neo4jStore::connect(&server)?;
+    let m = toolgraph::migrate::migrate(from, &target, replace)?;
+    println!(
+        "migrated {} statements ({} sources, {} tools) and {} tool vectors{} to {} (database {})",
+        m.statements,
+        m.sources,
+        m.tools,
+        m.vectors,
+        if m.model_id.is_empty() {
+            String::new()
+        } else {
+            format!(" (model {})", m.model_id)
+        },
+        server.url,
+        server.database
+    );
+    Ok(())
 }
 
 fn validate(paths: &[PathBuf]) -> Result<ExitCode> {

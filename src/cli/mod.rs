@@ -43,6 +43,35 @@ pub(crate) struct Global {
     /// Run without the dense channel (no model needed).
     #[arg(long, global = true)]
     no_embed: bool,
+    /// Keep the catalog on a graph server over Bolt (Neo4j 5, ArcadeDB):
+    /// `bolt://127.0.0.1:7687`. Without it, the embedded store.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLGRAPH_GRAPH",
+        conflicts_with = "memory"
+    )]
+    graph: Option<String>,
+    /// The graph server's user.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLGRAPH_GRAPH_USER",
+        default_value = "neo4j"
+    )]
+    graph_user: String,
+    /// The environment variable that holds the graph server's password
+    /// (never the password itself on the command line).
+    #[arg(long, global = true, default_value = "TOOLGRAPH_GRAPH_PASSWORD")]
+    graph_password_env: String,
+    /// The database on the graph server.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLGRAPH_GRAPH_DATABASE",
+        default_value = "neo4j"
+    )]
+    graph_database: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -92,9 +121,9 @@ impl CallerArgs {
 }
 
 impl Global {
-    /// The store directory, unless `--memory`.
+    /// The store directory, unless `--memory` or `--graph`.
     pub(crate) fn data_dir(&self) -> Option<PathBuf> {
-        if self.memory {
+        if self.memory || self.graph.is_some() {
             return None;
         }
         Some(self.data.clone().unwrap_or_else(|| {
@@ -129,7 +158,37 @@ impl Global {
         let mut opts = EngineOptions::memory(embeddings);
         opts.data_dir = self.data_dir();
         opts.progress = std::io::stderr().is_terminal();
-        Ok(Engine::open(opts)?)
+        match self.graph_server()? {
+            Some(server) => Ok(Engine::open_with(
+                toolgraph::graph::connect(&server)?,
+                opts,
+            )?),
+            None => Ok(Engine::open(opts)?),
+        }
+    }
+
+    /// The graph server of `--graph`, with the password from its variable.
+    pub(crate) fn graph_server(&self) -> Result<Option<toolgraph::graph::GraphServer>> {
+        let Some(url) = &self.graph else {
+            return Ok(None);
+        };
+        let var = &self.graph_password_env;
+        let password = std::env::var(var).map_err(|_| {
+            anyhow::anyhow!(
+                "--graph {url}: set the password in the environment variable {var} (or name another with --graph-password-env)"
+            )
+        })?;
+        Ok(Some(toolgraph::graph::GraphServer {
+            url: url.clone(),
+            user: self.graph_user.clone(),
+            password,
+            database: self.graph_database.clone(),
+        }))
+    }
+
+    /// True when the catalog lives on a graph server other replicas share.
+    pub(crate) fn shared(&self) -> bool {
+        self.graph.is_some()
     }
 }
 

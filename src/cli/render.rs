@@ -28,9 +28,14 @@ pub(crate) fn tool_line(t: &Tool) -> String {
 pub(crate) fn sync_line(s: Option<&SyncReport>) -> String {
     match s {
         Some(s) => format!(
-            "vectors: {} ({} embedded, {} reused, {} dropped{}), model {}",
+            "vectors: {} ({} embedded, {}{} reused, {} dropped{}), model {}",
             s.total,
             s.embedded,
+            if s.shared > 0 {
+                format!("{} from the graph server, ", s.shared)
+            } else {
+                String::new()
+            },
             s.reused,
             s.dropped,
             if s.full_reindex {

@@ -21,7 +21,10 @@ pub(crate) use cache::QueryCache;
 pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub use index::VectorIndex;
-pub use store::{IndexHealth, SyncReport, Vectors, index_health, sync_index, sync_vectors};
+pub use store::{
+    IndexHealth, SharedVectors, SyncReport, SyncSources, Vectors, index_health, read_vectors,
+    sync_index, sync_vectors,
+};
 pub use text::embedding_text;
 
 /// Name of the model directory under `~/.cache/toolgraph/models/`.

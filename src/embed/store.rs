@@ -37,6 +37,10 @@ pub struct SyncReport {
     pub reused: usize,
     /// Stored vectors removed because their tool is gone.
     pub dropped: usize,
+    /// Tools whose vector came from the shared store (a graph server
+    /// another replica wrote it to), not embedded here.
+    #[serde(default)]
+    pub shared: usize,
     /// Rows in the resulting index.
     pub total: usize,
     pub model_id: String,
@@ -311,6 +315,38 @@ impl Reuse<'_> {
     }
 }
 
+/// Vectors kept beside a shared catalog (a graph server several replicas
+/// use): asked for the tools that neither the previous snapshot nor the
+/// disk covers, and given every vector embedded here.
+pub trait SharedVectors {
+    /// For each `(tool id, content hash)`, the vector stored for that tool
+    /// under `model_id` and the same hash, if any.
+    fn fetch(&self, model_id: &str, wanted: &[(&str, &str)]) -> Result<Vec<Option<Vec<f32>>>>;
+    /// Stores `(tool id, content hash, vector)` rows embedded by `model_id`.
+    fn store(&self, model_id: &str, rows: &[(&str, &str, &[f32])]) -> Result<()>;
+}
+
+/// Where a sync starts from and what it may reuse.
+#[derive(Clone, Copy, Default)]
+pub struct SyncSources<'a> {
+    /// The last snapshot's vectors.
+    pub previous: Option<&'a Vectors>,
+    /// The directory vectors persist in.
+    pub dir: Option<&'a Path>,
+    /// Vectors shared through the catalog's store.
+    pub shared: Option<&'a dyn SharedVectors>,
+}
+
+impl std::fmt::Debug for SyncSources<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncSources")
+            .field("previous", &self.previous.map(|v| v.index.len()))
+            .field("dir", &self.dir)
+            .field("shared", &self.shared.is_some())
+            .finish()
+    }
+}
+
 /// Brings the vector index in line with `tools` and returns it (see
 /// [`sync_vectors`]; this form starts from the disk only).
 pub fn sync_index(
@@ -319,26 +355,35 @@ pub fn sync_index(
     embedder: &dyn Embedder,
     progress: bool,
 ) -> Result<(VectorIndex, SyncReport)> {
-    sync_vectors(None, dir, tools, embedder, progress).map(|(v, r)| (v.index, r))
+    let from = SyncSources {
+        dir,
+        ..SyncSources::default()
+    };
+    sync_vectors(from, tools, embedder, progress).map(|(v, r)| (v.index, r))
 }
 
 /// Brings the vectors in line with `tools` and returns them.
 ///
 /// Vectors of `previous` (the last snapshot's), else those persisted in
 /// `dir`, are reused for every tool whose [`embedding_text`] hash is
-/// unchanged; only new or changed tools are embedded (batches of 32),
-/// vectors of tools no longer listed are dropped, and everything is
+/// unchanged; then the `shared` store is asked for the rest; only what is
+/// still missing is embedded (batches of 32) and given to the shared store.
+/// Vectors of tools no longer listed are dropped, and everything is
 /// re-embedded when the model id differs. With `dir`, the result is written
 /// back atomically when anything changed. Corrupt or truncated files are
 /// treated as absent (with a warning). Rows follow the order of `tools`; a
 /// repeated id keeps its first occurrence.
 pub fn sync_vectors(
-    previous: Option<&Vectors>,
-    dir: Option<&Path>,
+    from: SyncSources<'_>,
     tools: &[Tool],
     embedder: &dyn Embedder,
     progress: bool,
 ) -> Result<(Vectors, SyncReport)> {
+    let SyncSources {
+        previous,
+        dir,
+        shared,
+    } = from;
     let model_id = embedder.model_id().to_string();
     let dim = embedder.dim();
 
@@ -381,6 +426,21 @@ pub fn sync_vectors(
         }
         kept.push(row);
     }
+    // What the shared store already holds (another replica embedded it).
+    let mut fetched: HashMap<usize, Vec<f32>> = HashMap::new();
+    if let (Some(shared), false) = (shared, to_embed.is_empty()) {
+        let ask: Vec<(&str, &str)> = to_embed
+            .iter()
+            .map(|&i| (wanted[i].0, hashes[i].as_str()))
+            .collect();
+        let answers = shared.fetch(&model_id, &ask)?;
+        for (&i, v) in to_embed.iter().zip(answers) {
+            if let Some(v) = v.filter(|v| v.len() == dim && v.iter().all(|x| x.is_finite())) {
+                fetched.insert(i, v);
+            }
+        }
+        to_embed.retain(|i| !fetched.contains_key(i));
+    }
     let wanted_ids: HashSet<&str> = wanted.iter().map(|(id, _)| *id).collect();
     let dropped = stored_rows
         .keys()
@@ -417,10 +477,17 @@ pub fn sync_vectors(
         bar.inc(chunk.len() as u64);
     }
     bar.finish_and_clear();
+    if let (Some(shared), false) = (shared, fresh.is_empty()) {
+        let rows: Vec<(&str, &str, &[f32])> = to_embed
+            .iter()
+            .filter_map(|&i| Some((wanted[i].0, hashes[i].as_str(), fresh.get(&i)?.as_slice())))
+            .collect();
+        shared.store(&model_id, &rows)?;
+    }
 
     let mut index = VectorIndex::new(dim);
     for (i, ((id, _), row)) in wanted.iter().zip(&kept).enumerate() {
-        let v = match (row, fresh.get(&i)) {
+        let v = match (row, fresh.get(&i).or_else(|| fetched.get(&i))) {
             (Some(v), _) => *v,
             (None, Some(v)) => v.as_slice(),
             (None, None) => {
@@ -432,11 +499,12 @@ pub fn sync_vectors(
 
     let report = SyncReport {
         embedded: to_embed.len(),
-        reused: wanted.len() - to_embed.len(),
+        shared: fetched.len(),
+        reused: wanted.len() - to_embed.len() - fetched.len(),
         dropped,
         total: index.len(),
         model_id: model_id.clone(),
-        full_reindex,
+        full_reindex: full_reindex && fetched.is_empty(),
     };
 
     if let Some(dir) = dir {
@@ -456,6 +524,23 @@ pub fn sync_vectors(
         },
         report,
     ))
+}
+
+/// The vectors persisted in `dir`, as stored: `None` when absent or
+/// corrupt (with a warning). What `toolgraph migrate` copies.
+pub fn read_vectors(dir: &Path) -> Option<Vectors> {
+    let stored = load_or_warn(dir)?;
+    let mut index = VectorIndex::new(stored.meta.dim);
+    let mut hashes = Vec::with_capacity(stored.meta.tools.len());
+    for (i, entry) in stored.meta.tools.iter().enumerate() {
+        index.push(&entry.id, stored.row(i)?);
+        hashes.push(entry.hash.clone());
+    }
+    Some(Vectors {
+        index,
+        hashes,
+        model_id: stored.meta.model_id,
+    })
 }
 
 /// Compares the index persisted in `dir` with `tools` without embedding

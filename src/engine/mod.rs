@@ -22,9 +22,11 @@ pub use requests::{
 };
 
 use crate::catalog::Catalog;
-use crate::embed::{Embedder, FastEmbedder, QueryCache, SyncReport, sync_vectors};
+use crate::embed::{
+    Embedder, FastEmbedder, QueryCache, SharedVectors, SyncReport, SyncSources, sync_vectors,
+};
 use crate::error::{Error, Result};
-use crate::graph::GraphStore;
+use crate::graph::{GraphStore, Synced};
 use crate::model::Mention;
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
@@ -34,6 +36,7 @@ use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
 use crate::select::{self, Ranking, Selection, Strategy};
 use crate::session::Sessions;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -129,6 +132,22 @@ impl Engine {
         &self.rank
     }
 
+    /// Catches up with what other replicas wrote to a shared store (a graph
+    /// server): changed records re-read the usage limits, changed catalog
+    /// statements rebuild the snapshot (vectors another replica stored are
+    /// reused, not re-embedded). Says what moved.
+    pub fn sync(&self) -> Result<Synced> {
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let synced = self.store.sync()?;
+        if synced.records {
+            self.load_limits()?;
+        }
+        if synced.catalog {
+            self.refresh()?;
+        }
+        Ok(synced)
+    }
+
     /// Rebuilds the snapshot from the store; re-embeds only changed tools.
     pub fn refresh(&self) -> Result<Option<SyncReport>> {
         let tools = self.store.tools()?;
@@ -140,13 +159,14 @@ impl Engine {
             Some(embedder) => {
                 let dir = self.data_dir.as_ref().map(|d| d.join("vectors"));
                 let previous = self.snapshot();
-                let (vectors, report) = sync_vectors(
-                    previous.catalog.vectors.as_ref(),
-                    dir.as_deref(),
-                    &tools,
-                    embedder.as_ref(),
-                    self.progress,
-                )?;
+                let shared = StoreVectors::new(self.store.as_ref(), &tools);
+                let from = SyncSources {
+                    previous: previous.catalog.vectors.as_ref(),
+                    dir: dir.as_deref(),
+                    shared: Some(&shared),
+                };
+                let (vectors, report) =
+                    sync_vectors(from, &tools, embedder.as_ref(), self.progress)?;
                 (Some(vectors), Some(report))
             }
             None => (None, None),
@@ -549,5 +569,48 @@ fn decide(req: &ResolveRequest, response: SearchResponse, threshold: f32) -> Res
         confidence: m.confidence,
         reason,
         nearest: response.matches.clone(),
+    }
+}
+
+/// The store's own tool vectors (a graph server's), by tool id.
+struct StoreVectors<'a> {
+    store: &'a dyn GraphStore,
+    iris: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> StoreVectors<'a> {
+    fn new(store: &'a dyn GraphStore, tools: &'a [crate::model::Tool]) -> Self {
+        Self {
+            store,
+            iris: tools
+                .iter()
+                .map(|t| (t.id.as_str(), t.iri.as_str()))
+                .collect(),
+        }
+    }
+
+    fn iri(&self, id: &str) -> String {
+        self.iris.get(id).copied().unwrap_or(id).to_string()
+    }
+}
+
+impl SharedVectors for StoreVectors<'_> {
+    fn fetch(&self, model_id: &str, wanted: &[(&str, &str)]) -> Result<Vec<Option<Vec<f32>>>> {
+        let asked: Vec<(String, String)> = wanted
+            .iter()
+            .map(|(id, hash)| (self.iri(id), (*hash).to_string()))
+            .collect();
+        Ok(self
+            .store
+            .tool_vectors(model_id, &asked)?
+            .unwrap_or_else(|| vec![None; wanted.len()]))
+    }
+
+    fn store(&self, model_id: &str, rows: &[(&str, &str, &[f32])]) -> Result<()> {
+        let rows: Vec<(String, String, Vec<f32>)> = rows
+            .iter()
+            .map(|(id, hash, v)| (self.iri(id), (*hash).to_string(), v.to_vec()))
+            .collect();
+        self.store.put_tool_vectors(model_id, &rows)
     }
 }

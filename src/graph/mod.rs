@@ -11,7 +11,7 @@ mod neo4j;
 mod oxigraph;
 
 #[cfg(feature = "neo4j")]
-pub use self::neo4j::{GraphServer, Neo4jStore};
+pub use self::neo4j::Neo4jStore;
 pub use self::oxigraph::OxigraphStore;
 
 use crate::error::Result;
@@ -221,18 +221,105 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     /// Writes records of one kind in one transaction: `Some(json)` replaces
     /// the record with that id, `None` deletes it.
     fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()>;
-    /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
-    /// elsewhere. Not part of ranking: an operator's query language.
     /// Catches up with changes other processes made to a shared store (a
-    /// graph server several replicas write to); true when something changed
-    /// and the engine should rebuild its snapshot. A store only this process
-    /// writes has nothing to catch up with.
-    fn sync(&self) -> Result<bool> {
-        Ok(false)
+    /// graph server several replicas write to) and says what moved. A store
+    /// only this process writes has nothing to catch up with.
+    fn sync(&self) -> Result<Synced> {
+        Ok(Synced::default())
     }
 
+    /// Tool vectors kept in the store itself, so that replicas sharing it
+    /// never embed a tool another one embedded: for each wanted `(tool IRI,
+    /// content hash)`, the vector stored for that tool under `model_id` and
+    /// the same hash. `None` when the store keeps no vectors (the embedded
+    /// store: they live in files beside it).
+    fn tool_vectors(
+        &self,
+        _model_id: &str,
+        _wanted: &[(String, String)],
+    ) -> Result<Option<Vec<Option<Vec<f32>>>>> {
+        Ok(None)
+    }
+
+    /// Stores tool vectors `(tool IRI, content hash, vector)` computed by
+    /// `model_id` (nothing for a store that keeps none).
+    fn put_tool_vectors(
+        &self,
+        _model_id: &str,
+        _rows: &[(String, String, Vec<f32>)],
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
+    /// elsewhere. Not part of ranking: an operator's query language.
     fn sparql(&self) -> Option<&dyn Sparql> {
         None
+    }
+}
+
+impl From<OxigraphStore> for Box<dyn GraphStore> {
+    fn from(store: OxigraphStore) -> Self {
+        Box::new(store)
+    }
+}
+
+#[cfg(feature = "neo4j")]
+impl From<Neo4jStore> for Box<dyn GraphStore> {
+    fn from(store: Neo4jStore) -> Self {
+        Box::new(store)
+    }
+}
+
+/// Where the graph server is and who we are to it.
+#[derive(Clone)]
+pub struct GraphServer {
+    /// `bolt://host:port` (also `neo4j://`, `bolt+s://`…).
+    pub url: String,
+    pub user: String,
+    pub password: String,
+    /// The database (Neo4j: `neo4j` by default; ArcadeDB: the database name).
+    pub database: String,
+}
+
+impl std::fmt::Debug for GraphServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphServer")
+            .field("url", &self.url)
+            .field("user", &self.user)
+            .field("database", &self.database)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The store on a graph server: the Bolt backend, when this build has it.
+pub fn connect(server: &GraphServer) -> Result<Box<dyn GraphStore>> {
+    #[cfg(feature = "neo4j")]
+    {
+        Ok(Box::new(Neo4jStore::connect(server)?))
+    }
+    #[cfg(not(feature = "neo4j"))]
+    {
+        Err(crate::error::Error::Unavailable(format!(
+            "{}: this toolgraph was built without the graph-server backend (cargo feature `neo4j`)",
+            server.url
+        )))
+    }
+}
+
+/// What [`GraphStore::sync`] found another process had changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Synced {
+    /// Tools, ontology or policy statements: the snapshot is stale.
+    pub catalog: bool,
+    /// Records only (airlock state, usage policies and counters): the
+    /// snapshot still holds, what is read from records does not.
+    pub records: bool,
+}
+
+impl Synced {
+    pub fn any(self) -> bool {
+        self.catalog || self.records
     }
 }
 

@@ -26,12 +26,12 @@
 //! small runtime, on a scoped thread, so it can be called from anywhere (a
 //! blocking-pool thread, the CLI, a test).
 
-use super::oxigraph::OxigraphStore;
-use super::{Change, GraphStore, LoadReport, OntologyFacts, ToolLink};
+use super::oxigraph::{OxigraphStore, STATE_GRAPH};
+use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Synced, ToolLink};
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
 use crate::vocab::{self, tg};
-use neo4rs::{ConfigBuilder, Graph, Query};
+use neo4rs::{BoltType, ConfigBuilder, Graph, Query};
 use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -47,6 +47,8 @@ const Q_CREATE_LITERALS: &str = include_str!("../../queries/cypher/create_litera
 const Q_LABEL: &str = include_str!("../../queries/cypher/label.cypher");
 const Q_UNLABEL: &str = include_str!("../../queries/cypher/unlabel.cypher");
 const Q_ORPHANS: &str = include_str!("../../queries/cypher/delete_orphans.cypher");
+const Q_TOOL_VECTORS: &str = include_str!("../../queries/cypher/tool_vectors.cypher");
+const Q_PUT_TOOL_VECTORS: &str = include_str!("../../queries/cypher/put_tool_vectors.cypher");
 
 /// Relationship types by predicate: a closed list (a type is never built from
 /// data); any other predicate is a `STATEMENT` with its IRI in `p`.
@@ -111,27 +113,11 @@ const LABELS: &[(&str, &str)] = &[
 
 /// Rows per `UNWIND` batch.
 const BATCH: usize = 2_000;
-
-/// Where the graph server is and who we are to it.
-#[derive(Clone)]
-pub struct GraphServer {
-    /// `bolt://host:port` (also `neo4j://`, `bolt+s://`…).
-    pub url: String,
-    pub user: String,
-    pub password: String,
-    /// The database (Neo4j: `neo4j` by default; ArcadeDB: the database name).
-    pub database: String,
-}
-
-impl std::fmt::Debug for GraphServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GraphServer")
-            .field("url", &self.url)
-            .field("user", &self.user)
-            .field("database", &self.database)
-            .finish_non_exhaustive()
-    }
-}
+/// Tool vectors per `UNWIND` batch (384 floats each).
+const VECTOR_BATCH: usize = 500;
+/// How often a change is applied again after another replica's write got
+/// in first.
+const CONFLICT_RETRIES: u32 = 8;
 
 /// The server's statements as this replica last read or wrote them.
 struct Mirror {
@@ -165,6 +151,14 @@ fn bolt_err(server: &GraphServer, e: neo4rs::Error) -> Error {
             "graph server {} (database {}): {e}",
             server.url, server.database
         )),
+        neo4rs::Error::Neo4j(e) if e.kind() == neo4rs::Neo4jErrorKind::Transient => {
+            Error::Conflict(format!(
+                "graph server {}: {} ({}); nothing was written, try again",
+                server.url,
+                e.message(),
+                e.code()
+            ))
+        }
         other => Error::Store(format!("graph server {}: {other}", server.url)),
     }
 }
@@ -379,6 +373,32 @@ impl Neo4jStore {
         Ok(store)
     }
 
+    /// Copies every statement of `source` (an embedded store) onto the
+    /// server in one transaction. A server that already holds a catalog is
+    /// refused unless `replace`, which makes it exactly `source`'s.
+    pub fn copy_from(&self, source: &OxigraphStore, replace: bool) -> Result<LoadReport> {
+        let quads = source.all_quads()?;
+        let sources = GraphStore::sources(source)?.len();
+        let tools = GraphStore::tools(source)?.len();
+        self.mutate(|m| {
+            let before = GraphStore::len(m)?;
+            if before > 0 && !replace {
+                return Err(Error::Conflict(format!(
+                    "the graph server {} (database {}) already holds {before} statements; pass --replace to overwrite them",
+                    self.server.url, self.server.database
+                )));
+            }
+            m.replace_all(&quads)?;
+            let after = quads.len();
+            Ok(LoadReport {
+                sources,
+                quads_before: before,
+                quads_after: after,
+                tools,
+            })
+        })
+    }
+
     /// The server this store talks to.
     pub fn server(&self) -> &GraphServer {
         &self.server
@@ -467,8 +487,8 @@ impl Neo4jStore {
     }
 
     /// Rebuilds the mirror from the server (a consistent read: retried when
-    /// the version moved while reading).
-    fn reload(&self) -> Result<()> {
+    /// the version moved while reading) and says what differs from before.
+    fn reload(&self) -> Result<Synced> {
         for _ in 0..5 {
             let before = self.server_version()?;
             let statements = self.statements()?;
@@ -477,12 +497,20 @@ impl Neo4jStore {
             }
             let quads: HashSet<Quad> = statements.iter().map(decode).collect::<Result<_>>()?;
             let store = OxigraphStore::from_quads(quads.iter().cloned())?;
-            *self.mirror.write().unwrap_or_else(PoisonError::into_inner) = Mirror {
+            let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
+            let mut synced = Synced::default();
+            for q in mirror.quads.symmetric_difference(&quads) {
+                let record =
+                    matches!(&q.graph_name, GraphName::NamedNode(g) if g.as_str() == STATE_GRAPH);
+                synced.records |= record;
+                synced.catalog |= !record;
+            }
+            *mirror = Mirror {
                 store,
                 quads,
                 version: before,
             };
-            return Ok(());
+            return Ok(synced);
         }
         Err(Error::Conflict(
             "the graph server's catalog kept changing while it was read; try again".into(),
@@ -530,35 +558,34 @@ impl Neo4jStore {
         }
         queries.push(neo4rs::query(&cypher(Q_ORPHANS)));
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
+        // The version first: it locks the catalog node, so concurrent writers
+        // queue behind each other and a stale one learns it before writing.
         let outcome = self.block(async {
             let mut txn = self.graph.start_txn().await?;
+            let mut version = None;
+            match txn.execute(bump).await {
+                Ok(mut stream) => {
+                    while let Some(row) = stream.next(txn.handle()).await? {
+                        version = row.get::<i64>("version").ok();
+                    }
+                }
+                Err(e) => {
+                    let _ = txn.rollback().await;
+                    return Err(e);
+                }
+            }
+            let Some(version) = version else {
+                let _ = txn.rollback().await;
+                return Ok(None);
+            };
             for q in queries {
                 if let Err(e) = txn.run(q).await {
                     let _ = txn.rollback().await;
                     return Err(e);
                 }
             }
-            let mut stream = match txn.execute(bump).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = txn.rollback().await;
-                    return Err(e);
-                }
-            };
-            let mut version = None;
-            while let Some(row) = stream.next(txn.handle()).await? {
-                version = row.get::<i64>("version").ok();
-            }
-            match version {
-                Some(v) => {
-                    txn.commit().await?;
-                    Ok(Some(v))
-                }
-                None => {
-                    let _ = txn.rollback().await;
-                    Ok(None)
-                }
-            }
+            txn.commit().await?;
+            Ok(Some(version))
         });
         match outcome.map_err(|e| bolt_err(&self.server, e))? {
             Some(v) => Ok(v),
@@ -570,10 +597,31 @@ impl Neo4jStore {
     }
 
     /// Applies a change to the mirror, then its difference to the server.
-    fn mutate<T>(&self, f: impl FnOnce(&OxigraphStore) -> Result<T>) -> Result<T> {
+    ///
+    /// A change says what a source (or a record) is to be, so when another
+    /// replica wrote in between (a version conflict, or the server refusing
+    /// a concurrent commit) it is applied again on the catalog as it now
+    /// is, a few times, before the conflict is reported.
+    fn mutate<T>(&self, f: impl Fn(&OxigraphStore) -> Result<T>) -> Result<T> {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut attempt = 0;
+        loop {
+            match self.mutate_once(&f) {
+                Err(Error::Conflict(why)) if attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    tracing::info!(attempt, %why, "another replica wrote at the same time; applying the change again");
+                    std::thread::sleep(std::time::Duration::from_millis(20 << attempt.min(5)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn mutate_once<T>(&self, f: &impl Fn(&OxigraphStore) -> Result<T>) -> Result<T> {
         self.sync()?;
         let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
+        // A refused change rolls itself back in the mirror (one oxigraph
+        // transaction) and never reaches the server.
         let out = f(&mirror.store)?;
         let now: HashSet<Quad> = mirror.store.all_quads()?.into_iter().collect();
         let removed: Vec<&Quad> = mirror.quads.difference(&now).collect();
@@ -660,17 +708,82 @@ impl GraphStore for Neo4jStore {
         self.mutate(|m| m.put_records(kind, records))
     }
 
-    fn sync(&self) -> Result<bool> {
+    fn tool_vectors(
+        &self,
+        model_id: &str,
+        wanted: &[(String, String)],
+    ) -> Result<Option<Vec<Option<Vec<f32>>>>> {
+        let mut found: HashMap<String, Vec<f32>> = HashMap::new();
+        let text = cypher(Q_TOOL_VECTORS);
+        for chunk in wanted.chunks(VECTOR_BATCH) {
+            let rows: Vec<HashMap<String, BoltType>> = chunk
+                .iter()
+                .map(|(iri, hash)| {
+                    HashMap::from([
+                        ("iri".to_string(), BoltType::from(iri.as_str())),
+                        ("hash".to_string(), BoltType::from(hash.as_str())),
+                    ])
+                })
+                .collect();
+            let q = neo4rs::query(&text)
+                .param("rows", rows)
+                .param("model", model_id);
+            let batch = self
+                .block(async {
+                    let mut stream = self.graph.execute(q).await?;
+                    let mut out = Vec::new();
+                    while let Some(row) = stream.next().await? {
+                        let iri: String = row
+                            .get("iri")
+                            .map_err(neo4rs::Error::DeserializationError)?;
+                        let v: Vec<f64> = row
+                            .get("embedding")
+                            .map_err(neo4rs::Error::DeserializationError)?;
+                        out.push((iri, v.into_iter().map(|x| x as f32).collect()));
+                    }
+                    Ok::<_, neo4rs::Error>(out)
+                })
+                .map_err(|e| bolt_err(&self.server, e))?;
+            found.extend(batch);
+        }
+        Ok(Some(
+            wanted.iter().map(|(iri, _)| found.remove(iri)).collect(),
+        ))
+    }
+
+    fn put_tool_vectors(&self, model_id: &str, rows: &[(String, String, Vec<f32>)]) -> Result<()> {
+        let text = cypher(Q_PUT_TOOL_VECTORS);
+        let queries = rows
+            .chunks(VECTOR_BATCH)
+            .map(|chunk| {
+                let rows: Vec<HashMap<String, BoltType>> = chunk
+                    .iter()
+                    .map(|(iri, hash, v)| {
+                        HashMap::from([
+                            ("iri".to_string(), BoltType::from(iri.as_str())),
+                            ("hash".to_string(), BoltType::from(hash.as_str())),
+                            ("v".to_string(), BoltType::from(v.clone())),
+                        ])
+                    })
+                    .collect();
+                neo4rs::query(&text)
+                    .param("rows", rows)
+                    .param("model", model_id)
+            })
+            .collect();
+        self.run(queries)
+    }
+
+    fn sync(&self) -> Result<Synced> {
         let known = self
             .mirror
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .version;
         if self.server_version()? == known {
-            return Ok(false);
+            return Ok(Synced::default());
         }
-        self.reload()?;
-        Ok(true)
+        self.reload()
     }
 }
 

@@ -79,6 +79,10 @@ pub struct ServeOptions {
     /// Run the airlock's schedules (scheduled scans, health probes, gap
     /// discovery) every this often; `None`: only when asked over HTTP.
     pub schedule_tick: Option<Duration>,
+    /// Ask the store every this often whether another replica changed the
+    /// catalog (a shared graph server) and swap the snapshot when it did;
+    /// `None`: never (a store only this process writes).
+    pub graph_poll: Option<Duration>,
 }
 
 /// What every handler shares.
@@ -261,6 +265,12 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         })?;
         handle.spawn(schedules(airlock.clone(), tick));
     }
+    if let Some(every) = options.graph_poll {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::Unavailable("polling the graph server needs a tokio runtime".into())
+        })?;
+        handle.spawn(poll_store(airlock.clone(), every));
+    }
     let state: Shared = Arc::new(AppState {
         engine,
         airlock,
@@ -290,6 +300,33 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
             )
         })
         .layer(axum::middleware::from_fn(observe)))
+}
+
+/// Catches up with the writes of other replicas: when the shared store
+/// moved, the engine swaps its snapshot and the airlock re-reads its state.
+async fn poll_store(airlock: Arc<Airlock>, every: Duration) {
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let a = airlock.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let synced = a.engine().sync()?;
+            if synced.records {
+                a.reread()?;
+            }
+            Ok::<_, Error>(synced)
+        });
+        match work.await {
+            Ok(Ok(synced)) if synced.catalog => tracing::info!(
+                tools = airlock.engine().catalog_size(),
+                "the shared catalog changed; snapshot swapped"
+            ),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot catch up with the graph server"),
+            Err(e) => tracing::warn!(error = %e, "the catch-up task failed"),
+        }
+    }
 }
 
 /// The airlock's schedules: due scans every tick, health probes and gap

@@ -24,13 +24,13 @@ fn free_port() -> u16 {
 }
 
 /// `toolgraph serve` on a free port; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Server {
-    fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut c = bin();

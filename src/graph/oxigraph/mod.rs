@@ -41,7 +41,7 @@ const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
 const Q_RECORDS: &str = include_str!("../../../queries/records.rq");
 
 /// The graph holding operational records (`queries/records.rq`).
-const STATE_GRAPH: &str = "urn:toolgraph:state";
+pub(crate) const STATE_GRAPH: &str = "urn:toolgraph:state";
 const RECORD_KIND: &str = "https://toolgraph.dev/ns#recordKind";
 const RECORD_ID: &str = "https://toolgraph.dev/ns#recordId";
 const RECORD_VALUE: &str = "https://toolgraph.dev/ns#recordValue";
@@ -229,6 +229,19 @@ impl OxigraphStore {
         let store = Store::new().map_err(store_err)?;
         store.extend(quads).map_err(store_err)?;
         Ok(Self { store })
+    }
+
+    /// Replaces everything with these quads in one transaction (the
+    /// Bolt store's mirror when a catalog is migrated onto its server).
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn replace_all(&self, quads: &[Quad]) -> Result<()> {
+        let old = self.all_quads()?;
+        let mut transaction = self.store.start_transaction().map_err(store_err)?;
+        for q in &old {
+            transaction.remove(q);
+        }
+        transaction.extend(quads.iter());
+        transaction.commit().map_err(store_err)
     }
 
     fn select(&self, query: spargebra::Query) -> Result<Rows> {
@@ -509,6 +522,10 @@ impl GraphStore for OxigraphStore {
         self.store.len().map_err(store_err)
     }
 
+    // Every choice below is independent of the order the store returns rows
+    // in (which differs between backends, and between two parses of the same
+    // Turtle): a tool two sources describe gets the same description, links
+    // and parameters on every store, so the same embedding text and ranking.
     fn tools(&self) -> Result<Vec<Tool>> {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
         for row in self.select_fixed(Q_TOOLS)? {
@@ -518,19 +535,43 @@ impl GraphStore for OxigraphStore {
                 .cloned()
                 .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
             let id = vocab::tool_id(iri).unwrap_or_else(|| name.clone());
-            tools.insert(
-                iri.clone(),
-                Tool {
-                    iri: iri.clone(),
-                    id,
-                    name,
-                    description: row.get("description").cloned().unwrap_or_default(),
-                    model_description: row.get("modelDescription").cloned().unwrap_or_default(),
-                    read_only: parse_bool(row.get("readOnly")).unwrap_or(false),
-                    universal: parse_bool(row.get("universal")).unwrap_or(false),
-                    ..Tool::default()
-                },
-            );
+            let text = |k: &str| row.get(k).cloned().unwrap_or_default();
+            let read_only = parse_bool(row.get("readOnly")).unwrap_or(false);
+            let universal = parse_bool(row.get("universal")).unwrap_or(false);
+            match tools.get_mut(iri) {
+                // Several sources describe it: the smallest name, the fullest
+                // texts, and read-only or universal only when all agree.
+                Some(t) => {
+                    if name < t.name {
+                        t.name = name;
+                    }
+                    for (field, value) in [
+                        (&mut t.description, text("description")),
+                        (&mut t.model_description, text("modelDescription")),
+                    ] {
+                        if (value.len(), &value) > (field.len(), field) {
+                            *field = value;
+                        }
+                    }
+                    t.read_only &= read_only;
+                    t.universal &= universal;
+                }
+                None => {
+                    tools.insert(
+                        iri.clone(),
+                        Tool {
+                            iri: iri.clone(),
+                            id,
+                            name,
+                            description: text("description"),
+                            model_description: text("modelDescription"),
+                            read_only,
+                            universal,
+                            ..Tool::default()
+                        },
+                    );
+                }
+            }
         }
         // kind, parameter and reason of qualified dependencies, by (tool, target)
         let mut qualified: HashMap<(String, String), Dependency> = HashMap::new();
@@ -548,7 +589,29 @@ impl GraphStore for OxigraphStore {
                 },
             );
         }
-        for row in self.select_fixed(Q_TOOL_LINKS)? {
+        // Strongest relation first (a target both acted on and mentioned is
+        // acted on), curated before extracted, then by target.
+        let rank = |row: &HashMap<String, String>| {
+            let rel = row
+                .get("rel")
+                .map_or("", |r| r.strip_prefix(vocab::TG).unwrap_or(r));
+            let order = ["performs", "primaryEntity", "actsOn", "mentions"]
+                .iter()
+                .position(|r| *r == rel)
+                .unwrap_or(4);
+            let extracted = row.get("g").is_some_and(|g| g.ends_with("#extracted"));
+            (
+                row.get("tool").cloned(),
+                order,
+                rel.to_string(),
+                extracted,
+                row.get("target").cloned(),
+                row.get("label").cloned(),
+            )
+        };
+        let mut link_rows = self.select_fixed(Q_TOOL_LINKS)?;
+        link_rows.sort_by_cached_key(rank);
+        for row in link_rows {
             let (Some(tool), Some(rel), Some(target)) =
                 (row.get("tool"), row.get("rel"), row.get("target"))
             else {
@@ -641,8 +704,18 @@ impl GraphStore for OxigraphStore {
         let mut out: Vec<Tool> = tools.into_values().collect();
         for t in &mut out {
             if let Some(mut ps) = params.remove(&t.iri) {
-                ps.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
+                // One parameter per name, the fullest description kept.
+                ps.sort_by(|a, b| {
+                    a.name
+                        .cmp(&b.name)
+                        .then(b.description.len().cmp(&a.description.len()))
+                        .then(a.description.cmp(&b.description))
+                        .then(b.required.cmp(&a.required))
+                        .then(a.ty.cmp(&b.ty))
+                        .then(a.entity.cmp(&b.entity))
+                });
                 ps.dedup_by(|a, b| a.name == b.name);
+                ps.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
                 t.params = ps;
             }
             t.verbs.dedup_by(|a, b| a.iri == b.iri);
