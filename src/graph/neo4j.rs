@@ -27,7 +27,7 @@
 //! blocking-pool thread, the CLI, a test).
 
 use super::oxigraph::{OxigraphStore, STATE_GRAPH};
-use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Synced, ToolLink};
+use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Sparql, Synced, ToolLink};
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
 use crate::vocab::{self, tg};
@@ -774,6 +774,12 @@ impl GraphStore for Neo4jStore {
         self.run(queries)
     }
 
+    /// The operator's read-only SPARQL, answered by the mirror: the same
+    /// statements the server holds, as of this replica's last read.
+    fn sparql(&self) -> Option<&dyn Sparql> {
+        Some(self)
+    }
+
     fn sync(&self) -> Result<Synced> {
         let known = self
             .mirror
@@ -784,6 +790,16 @@ impl GraphStore for Neo4jStore {
             return Ok(Synced::default());
         }
         self.reload()
+    }
+}
+
+impl Sparql for Neo4jStore {
+    fn query_within(
+        &self,
+        query: &str,
+        limit: Option<std::time::Duration>,
+    ) -> Result<crate::graph::SparqlOutput> {
+        self.read(|m| m.query_within(query, limit))
     }
 }
 

@@ -137,18 +137,48 @@ impl BoltServer {
 
     /// Runs a server command over ArcadeDB's HTTP API; the status line.
     fn command(&self, command: &str) -> String {
-        let body = serde_json::json!({ "command": command }).to_string();
+        let body = serde_json::json!({ "command": command });
+        self.post("/api/v1/server", &body).0
+    }
+
+    /// POSTs JSON to ArcadeDB's HTTP API: the status line and the body.
+    fn post(&self, path: &str, body: &serde_json::Value) -> (String, String) {
+        let body = body.to_string();
         let mut stream = TcpStream::connect(("127.0.0.1", self.http_port)).unwrap();
         let auth = base64(format!("root:{PASSWORD}").as_bytes());
         write!(
             stream,
-            "POST /api/v1/server HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
         .unwrap();
+        let mut reader = BufReader::new(stream);
         let mut status = String::new();
-        BufReader::new(stream).read_line(&mut status).unwrap();
-        status
+        reader.read_line(&mut status).unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+        let body = rest
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string();
+        (status, body)
+    }
+}
+
+impl Database {
+    /// One number from a Cypher query run by the server itself (its HTTP
+    /// API, not our driver): what a Cypher user of the graph sees.
+    fn cypher_count(&self, query: &str, params: serde_json::Value) -> u64 {
+        let (status, body) = self.on.post(
+            &format!("/api/v1/command/{}", self.server.database),
+            &serde_json::json!({ "language": "cypher", "command": query, "params": params }),
+        );
+        assert!(status.contains(" 200"), "{query}: {status} {body}");
+        let v: serde_json::Value =
+            serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        v["result"][0]["n"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{query}: {body}"))
     }
 }
 
@@ -605,6 +635,48 @@ fn a_replica_catches_up_with_writes_made_through_another() {
 }
 
 #[test]
+fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
+    let db = BoltServer::get().database("shape");
+    let store = Neo4jStore::connect(&db).unwrap();
+    store.load(&seeds()).unwrap();
+    let tools = store.tools().unwrap();
+    let reserve = format!("{}reserve", toolgraph::vocab::VERB);
+    let reserving = tools
+        .iter()
+        .filter(|t| t.verbs.iter().any(|v| v.iri == reserve))
+        .count() as u64;
+    assert!(reserving >= 5, "{reserving}");
+    let none = serde_json::json!({});
+    // Labels from rdf:type, relationship types from the predicates.
+    let tool_nodes = "MATCH (t:Tool) RETURN count(t) AS n";
+    assert_eq!(
+        db.cypher_count(tool_nodes, none.clone()),
+        tools.len() as u64
+    );
+    assert_eq!(
+        db.cypher_count(
+            "MATCH (t:Tool)-[:PERFORMS]->(v:Verb {iri: $verb}) RETURN count(DISTINCT t) AS n",
+            serde_json::json!({ "verb": reserve }),
+        ),
+        reserving
+    );
+    let broader = "MATCH (:Tool)-[:ACTS_ON]->(e:Entity)-[:BROADER]->(:Entity) RETURN count(e) AS n";
+    assert!(db.cypher_count(broader, none.clone()) > 0);
+    let deps = "MATCH (:Tool)-[r:DEPENDS_ON]->(:Tool) RETURN count(r) AS n";
+    assert!(db.cypher_count(deps, none.clone()) >= 3);
+    // Removing a source takes its nodes, labels and literals with it.
+    let literals = "MATCH (n:Literal) RETURN count(n) AS n";
+    let before = db.cypher_count(literals, none.clone());
+    store.unload(&["seeds/travel.ttl".to_string()]).unwrap();
+    let left = store.tools().unwrap().len() as u64;
+    assert!(left < tools.len() as u64);
+    assert_eq!(db.cypher_count(tool_nodes, none.clone()), left);
+    assert!(db.cypher_count(literals, none.clone()) < before);
+    let orphans = "MATCH (n:Resource) WHERE NOT (n)--() RETURN count(n) AS n";
+    assert_eq!(db.cypher_count(orphans, none), 0);
+}
+
+#[test]
 fn concurrent_writers_never_lose_each_others_sources() {
     let server = BoltServer::get().database("writers");
     let a = Neo4jStore::connect(&server).unwrap();
@@ -710,6 +782,14 @@ fn a_new_replica_starts_from_the_servers_vectors_and_embeds_nothing() {
         .unwrap();
     let embedded = first.embeddings.unwrap().embedded;
     assert!(embedded >= 150, "{embedded}");
+    // Every tool node carries its vector, model and text hash.
+    assert_eq!(
+        server.cypher_count(
+            "MATCH (t:Tool) WHERE t.embedding IS NOT NULL AND t.embedding_model IS NOT NULL AND t.embedding_hash IS NOT NULL RETURN count(t) AS n",
+            serde_json::json!({}),
+        ),
+        a.catalog_size() as u64
+    );
     let b =
         toolgraph::Engine::open_with(Neo4jStore::connect(&server).unwrap(), real_model()).unwrap();
     assert_eq!(b.embeddings_computed(), 0, "the second replica re-embedded");
@@ -857,7 +937,8 @@ fn seal_tools_joint_top1_on_the_bolt_store_matches_the_embedded_store() {
     embedded
         .load_paths(&[tools], Some(toolgraph::import::Format::Jsonl))
         .unwrap();
-    let top1_embedded = eval::run_on(&embedded, &spec).unwrap()[0].overall.top1;
+    let on_embedded = eval::run_on(&embedded, &spec).unwrap()[0].overall.clone();
+    let top1_embedded = on_embedded.top1;
     drop(embedded);
     // Migrated (statements and vectors) to the Bolt server; a replica there.
     let server = BoltServer::get().database("sealtools");
@@ -872,10 +953,28 @@ fn seal_tools_joint_top1_on_the_bolt_store_matches_the_embedded_store() {
     let bolt = toolgraph::Engine::open_with(Neo4jStore::connect(&server).unwrap(), opts).unwrap();
     let open_time = started.elapsed();
     assert_eq!(bolt.embeddings_computed(), 0, "the replica re-embedded");
-    let top1_bolt = eval::run_on(&bolt, &spec).unwrap()[0].overall.top1;
+    let on_bolt = eval::run_on(&bolt, &spec).unwrap()[0].overall.clone();
+    let top1_bolt = on_bolt.top1;
+    // One registration into the 4k-tool catalog (a new MCP manifest, its
+    // tools embedded), timed on both backends: writes are where they differ.
+    let manifest = root().join("tests/fixtures/mcp/tools_list.json");
+    let register = |engine: &toolgraph::Engine| {
+        let started = Instant::now();
+        let outcome = engine
+            .load_paths(std::slice::from_ref(&manifest), None)
+            .unwrap();
+        assert!(outcome.embeddings.unwrap().embedded > 0);
+        started.elapsed()
+    };
+    let register_bolt = register(&bolt);
+    let mut opts = real_model();
+    opts.data_dir = Some(dir.path().to_path_buf());
+    opts.strict = false;
+    let register_embedded = register(&toolgraph::Engine::open(opts).unwrap());
+    // Latency reported, not asserted: the query embeddings are computed on both.
     eprintln!(
-        "sealtools joint top1 over 300 queries: embedded {top1_embedded:.4}, bolt {top1_bolt:.4}; migrate {} statements in {migrate_time:?}, replica open {open_time:?}",
-        m.statements
+        "sealtools joint top1 over 300 queries: embedded {top1_embedded:.4}, bolt {top1_bolt:.4}; search p50/p99 embedded {:.1}/{:.1} ms, bolt {:.1}/{:.1} ms; migrate {} statements in {migrate_time:?}, replica open {open_time:?}; registering an MCP manifest into it: embedded {register_embedded:?}, bolt {register_bolt:?}",
+        on_embedded.p50_ms, on_embedded.p99_ms, on_bolt.p50_ms, on_bolt.p99_ms, m.statements
     );
     assert!(top1_embedded > 0.8, "{top1_embedded}");
     assert!(
@@ -944,6 +1043,23 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
         .unwrap();
     assert_eq!(output_text(&listed), output_text(&local));
     assert!(output_text(&listed).contains(" tools\n"));
+    // The operator's read-only SPARQL answers from the server's statements.
+    let count = "SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }";
+    let remote = toolgraph_on(&server, &["sparql", count]);
+    assert!(remote.status.success(), "{}", output_text(&remote));
+    let local = Command::new(env!("CARGO_BIN_EXE_toolgraph"))
+        .args(["sparql", count, "--data", d])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(output_text(&remote), output_text(&local));
+    assert!(
+        output_text(&remote).contains(&tools.to_string()),
+        "{}",
+        output_text(&remote)
+    );
+    let update = toolgraph_on(&server, &["sparql", "DELETE WHERE { ?s ?p ?o }"]);
+    assert!(!update.status.success());
     let search = toolgraph_on(
         &server,
         &[
