@@ -1096,9 +1096,17 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
         "{}",
         output_text(&no_password)
     );
-    // A wrong password is an error naming the server, not a panic.
+    // Wrong credentials are an error naming the server, not a panic. (A user
+    // that does not exist: ArcadeDB locks a user out after a few failed
+    // logins, and root is every other test's user.)
     let wrong = Command::new(env!("CARGO_BIN_EXE_toolgraph"))
-        .args(["tools", "--graph", &server.url, "--graph-user", "root"])
+        .args([
+            "tools",
+            "--graph",
+            &server.url,
+            "--graph-user",
+            "not-a-user",
+        ])
         .args(["--graph-database", &server.database])
         .env("TOOLGRAPH_GRAPH_PASSWORD", "not-the-password")
         .output()
@@ -1177,4 +1185,88 @@ fn two_serve_processes_on_one_server_see_each_others_registrations() {
             .unwrap()
     };
     assert_eq!(count(a.addr), count(b.addr));
+
+    // Records travel too, without a catalog change: an airlock review
+    // queue, then a usage counter, written through a, enforced through b.
+    let post = |addr, path: &str, body: serde_json::Value| {
+        call(
+            addr,
+            "POST",
+            path,
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+    };
+    let eventually = |what: &str, ok: &dyn Fn() -> bool| {
+        let started = Instant::now();
+        while !ok() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the other replica never saw {what}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let spec = root().join("tests/fixtures/openapi/travel.yaml");
+    let added = post(
+        a.addr,
+        "/v1/sources",
+        serde_json::json!({"kind": "openapi", "location": spec}),
+    );
+    assert_eq!(added.status, 201, "{}", added.body);
+    let source = added.json()["id"].as_str().unwrap().to_string();
+    let scanned = post(
+        a.addr,
+        &format!("/v1/sources/{source}/scan"),
+        serde_json::json!({}),
+    );
+    assert_eq!(scanned.status, 200, "{}", scanned.body);
+    let pending_on = |addr| crate::http::get(addr, "/v1/pending", None).json();
+    let status_item = pending_on(a.addr)
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "getFlightStatus")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", pending_on(a.addr)));
+    eventually("the review queue", &|| {
+        pending_on(b.addr)
+            .as_array()
+            .is_some_and(|items| items.iter().any(|i| i["id"] == status_item["id"]))
+    });
+    let approved = post(
+        a.addr,
+        &format!(
+            "/v1/pending/{}/approve",
+            status_item["id"].as_str().unwrap()
+        ),
+        serde_json::json!({"rate_limit": 1, "access": {"orgs": ["acme"]}}),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let explain_on = |addr| {
+        crate::http::get(
+            addr,
+            "/v1/policy/explain?tool=getFlightStatus&org=acme",
+            None,
+        )
+        .json()
+    };
+    eventually("the approved tool", &|| {
+        explain_on(b.addr)["allowed"] == true
+    });
+    let used = post(
+        a.addr,
+        "/v1/usage",
+        serde_json::json!({"tool": "getFlightStatus", "org": "acme"}),
+    );
+    assert_eq!(used.status, 200, "{}", used.body);
+    eventually("the usage counter", &|| {
+        explain_on(b.addr)["allowed"] == false
+    });
+    let e = explain_on(b.addr);
+    assert!(
+        e.to_string()
+            .contains("rate limit reached for organization acme"),
+        "{e}"
+    );
 }
