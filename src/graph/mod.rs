@@ -251,8 +251,9 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 
-    /// Read-only SPARQL, for backends that speak it (oxigraph); `None`
-    /// elsewhere. Not part of ranking: an operator's query language.
+    /// Read-only SPARQL (the oxigraph store; the Bolt store answers it from
+    /// its mirror); `None` for a backend without it. Not part of ranking:
+    /// an operator's query language.
     fn sparql(&self) -> Option<&dyn Sparql> {
         None
     }

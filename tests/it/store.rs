@@ -202,37 +202,8 @@ fn a_turtle_syntax_error_names_file_line_col_and_changes_nothing() {
     assert_eq!((store.len().unwrap(), answers(&store)), before);
 }
 
-#[test]
-fn a_tool_without_a_verb_is_refused_naming_tool_and_rule_and_changes_nothing() {
-    let store = seeded_store();
-    let before = (store.len().unwrap(), answers(&store));
-    let travel = std::fs::read_to_string(root().join("seeds/travel.ttl")).unwrap();
-    let edited = travel.replace("tg:performs verb:search ;", "");
-    assert_ne!(edited, travel);
-    let err = store
-        .load(&[Source {
-            name: "seeds/travel.ttl".into(),
-            data: SourceData::Turtle(edited),
-        }])
-        .unwrap_err();
-    let Error::Violations(violations) = &err else {
-        panic!("{err}")
-    };
-    assert!(
-        violations
-            .iter()
-            .any(|v| v.rule == "tool_without_verb" && v.subject.ends_with("/tool/flight_search"))
-    );
-    assert_eq!((store.len().unwrap(), answers(&store)), before);
-}
-
-#[test]
-fn reloading_a_source_replaces_it_instead_of_duplicating() {
-    let store = seeded_store();
-    let before = store.len().unwrap();
-    store.load(&turtle_sources(&["seeds"])).unwrap();
-    assert_eq!(store.len().unwrap(), before);
-}
+// A tool without a verb refused, and reloading a source replacing it: the
+// contract suite in `bolt.rs` runs those on this store and on the Bolt store.
 
 #[test]
 fn sparql_is_read_only_and_reports_errors() {

@@ -590,7 +590,8 @@ impl GraphStore for OxigraphStore {
             );
         }
         // Strongest relation first (a target both acted on and mentioned is
-        // acted on), curated before extracted, then by target.
+        // acted on), curated before extracted, then by target; of a target's
+        // labels, the preferred one (then the smallest).
         let rank = |row: &HashMap<String, String>| {
             let rel = row
                 .get("rel")
@@ -606,6 +607,9 @@ impl GraphStore for OxigraphStore {
                 rel.to_string(),
                 extracted,
                 row.get("target").cloned(),
+                row.get("labelRank")
+                    .and_then(|r| r.parse::<u8>().ok())
+                    .unwrap_or(3),
                 row.get("label").cloned(),
             )
         };
