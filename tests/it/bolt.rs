@@ -307,10 +307,13 @@ fn loads_the_seeds_and_reads_back_full_constellations(fresh: fn() -> Fresh) {
         .find(|t| t.name == "airline_seat_reserve")
         .unwrap();
     assert!(seat.verbs.iter().any(|v| v.iri.ends_with("/verb/reserve")));
+    for entity in ["/entity/Airline", "/entity/Seat"] {
+        assert!(seat.entities.iter().any(|e| e.iri.ends_with(entity)));
+    }
     assert!(
-        seat.entities
+        seat.verbs
             .iter()
-            .any(|e| e.iri.ends_with("/entity/Airline"))
+            .all(|v| v.provenance == toolgraph::model::Provenance::Curated)
     );
     assert!(!seat.params.is_empty() && !seat.description.is_empty());
     let universal = tools.iter().find(|t| t.name == "query_org_data").unwrap();
@@ -453,6 +456,12 @@ fn lexicon_and_ontology_facts(fresh: fn() -> Fresh) {
             .broader
             .iter()
             .any(|(a, _)| a.ends_with("/entity/Airline"))
+    );
+    assert!(
+        facts
+            .labels
+            .iter()
+            .any(|(a, l)| a.ends_with("/entity/Airline") && l == "airline")
     );
     assert!(!f.store.policy().unwrap().is_empty());
     assert!(!f.store.links().unwrap().is_empty());

@@ -6,71 +6,10 @@ use toolgraph::graph::{
     GraphStore, OxigraphStore, Relation, Source, SourceData, Sparql, SparqlOutput,
 };
 
-#[test]
-fn bundled_ontology_and_seeds_load_and_validate_clean() {
-    let store = seeded_store();
-    assert!(store.validate().unwrap().is_empty());
-    let tools = store.tools().unwrap();
-    assert!(tools.len() >= 150, "only {} tools", tools.len());
-    // tools.rq + tool_links.rq + tool_params.rq: a full constellation
-    let seat = tools
-        .iter()
-        .find(|t| t.name == "airline_seat_reserve")
-        .unwrap();
-    assert!(seat.verbs.iter().any(|v| v.iri.ends_with("/verb/reserve")));
-    assert!(
-        seat.entities
-            .iter()
-            .any(|e| e.iri.ends_with("/entity/Seat"))
-    );
-    assert!(
-        seat.entities
-            .iter()
-            .any(|e| e.iri.ends_with("/entity/Airline"))
-    );
-    assert!(!seat.params.is_empty());
-    assert!(!seat.description.is_empty());
-    assert!(
-        seat.verbs
-            .iter()
-            .all(|v| v.provenance == toolgraph::model::Provenance::Curated)
-    );
-    let universal = tools.iter().find(|t| t.name == "query_org_data").unwrap();
-    assert!(universal.universal && universal.read_only);
-}
-
-#[test]
-fn lexicon_and_ontology_queries_return_labels_hierarchy_and_siblings() {
-    let store = seeded_store();
-    let lexicon = store.lexicon().unwrap();
-    assert!(lexicon.iter().any(|e| e.label == "Southwest"
-        && matches!(&e.kind, toolgraph::model::TermKind::Instance { class } if class.ends_with("/entity/Airline"))));
-    assert!(
-        lexicon
-            .iter()
-            .any(|e| e.label.eq_ignore_ascii_case("make a reservation")
-                && e.iri.ends_with("/verb/reserve"))
-    );
-    let facts = store.ontology().unwrap();
-    assert!(
-        facts
-            .siblings
-            .iter()
-            .any(|(a, b)| a.ends_with("/entity/Restaurant") && b.ends_with("/entity/Airline"))
-    );
-    assert!(
-        facts
-            .broader
-            .iter()
-            .any(|(a, _)| a.ends_with("/entity/Airline"))
-    );
-    assert!(
-        facts
-            .labels
-            .iter()
-            .any(|(a, l)| a.ends_with("/entity/Airline") && l == "airline")
-    );
-}
+// Loading the bundled ontology and seeds, validating clean, full
+// constellations, the lexicon and the ontology facts: contract cases in `bolt.rs`
+// (`loads_the_seeds_and_reads_back_full_constellations`,
+// `lexicon_and_ontology_facts`) run on this store and the Bolt store.
 
 #[test]
 fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
@@ -108,19 +47,8 @@ fn candidates_query_binds_values_and_finds_paths_with_negative_evidence() {
     assert!(store.candidates(&["> } DROP ALL #".to_string()]).is_err());
 }
 
-#[test]
-fn constellation_query_returns_the_tools_triples() {
-    let store = seeded_store();
-    let iri = format!("{}restaurant_table_reserve", toolgraph::vocab::TOOL);
-    let lines = store.constellation(&iri).unwrap();
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("/ns#performs>") && l.contains("/verb/reserve>"))
-    );
-    assert!(lines.iter().any(|l| l.contains("/ns#paramName>")));
-    assert!(lines.iter().all(|l| l.ends_with(" .")));
-}
+// A tool's constellation as statements: the contract case
+// `constellation_is_the_tools_statements` in `bolt.rs`.
 
 #[test]
 fn every_validation_rule_fires_on_its_fixture() {
