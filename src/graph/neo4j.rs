@@ -133,6 +133,10 @@ pub struct Neo4jStore {
     server: GraphServer,
     mirror: RwLock<Mirror>,
     writer: Mutex<()>,
+    /// What re-reads inside this store (catching up before a write, or
+    /// after a failed one) found changed and [`GraphStore::sync`] has not
+    /// reported yet: the engine must still hear of it.
+    unreported: Mutex<Synced>,
 }
 
 impl std::fmt::Debug for Neo4jStore {
@@ -357,6 +361,7 @@ impl Neo4jStore {
                 version: -1,
             }),
             writer: Mutex::new(()),
+            unreported: Mutex::new(Synced::default()),
         };
         // A plain round trip first: a wrong address or password is named here.
         store.fetch(neo4rs::query("RETURN 1 AS one"), &[])?;
@@ -370,6 +375,8 @@ impl Neo4jStore {
             }
         }
         store.reload()?;
+        // The first read is where this replica starts, not a change.
+        store.sync()?;
         Ok(store)
     }
 
@@ -486,9 +493,23 @@ impl Neo4jStore {
         Ok(out)
     }
 
+    /// Re-reads the server when its version moved, noting what changed
+    /// for the next [`GraphStore::sync`].
+    fn catch_up(&self) -> Result<()> {
+        let known = self
+            .mirror
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version;
+        if self.server_version()? != known {
+            self.reload()?;
+        }
+        Ok(())
+    }
+
     /// Rebuilds the mirror from the server (a consistent read: retried when
-    /// the version moved while reading) and says what differs from before.
-    fn reload(&self) -> Result<Synced> {
+    /// the version moved while reading) and notes what differs from before.
+    fn reload(&self) -> Result<()> {
         for _ in 0..5 {
             let before = self.server_version()?;
             let statements = self.statements()?;
@@ -510,7 +531,13 @@ impl Neo4jStore {
                 quads,
                 version: before,
             };
-            return Ok(synced);
+            let mut unreported = self
+                .unreported
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            unreported.catalog |= synced.catalog;
+            unreported.records |= synced.records;
+            return Ok(());
         }
         Err(Error::Conflict(
             "the graph server's catalog kept changing while it was read; try again".into(),
@@ -618,7 +645,7 @@ impl Neo4jStore {
     }
 
     fn mutate_once<T>(&self, f: &impl Fn(&OxigraphStore) -> Result<T>) -> Result<T> {
-        self.sync()?;
+        self.catch_up()?;
         let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
         // A refused change rolls itself back in the mirror (one oxigraph
         // transaction) and never reaches the server.
@@ -781,15 +808,13 @@ impl GraphStore for Neo4jStore {
     }
 
     fn sync(&self) -> Result<Synced> {
-        let known = self
-            .mirror
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .version;
-        if self.server_version()? == known {
-            return Ok(Synced::default());
-        }
-        self.reload()
+        self.catch_up()?;
+        Ok(std::mem::take(
+            &mut *self
+                .unreported
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        ))
     }
 }
 

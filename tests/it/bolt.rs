@@ -641,6 +641,21 @@ fn a_replica_catches_up_with_writes_made_through_another() {
     );
     assert_eq!(a.records("airlock_gap").unwrap().len(), 1);
     assert_eq!(a.server_version().unwrap(), b.server_version().unwrap());
+    // A write catches up first; what it caught up with is still reported.
+    b.put_records("airlock_gap", &[("y".into(), Some("{}".into()))])
+        .unwrap();
+    a.put_records("airlock_source", &[("s".into(), Some("{}".into()))])
+        .unwrap();
+    assert_eq!(a.records("airlock_gap").unwrap().len(), 2);
+    assert_eq!(
+        a.sync().unwrap(),
+        Synced {
+            catalog: false,
+            records: true
+        },
+        "b's record, absorbed by a's own write, was never reported"
+    );
+    assert_eq!(a.sync().unwrap(), nothing);
 }
 
 #[test]
