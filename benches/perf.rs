@@ -332,7 +332,7 @@ fn tempdir(dir: &Path, name: &str) -> PathBuf {
     at
 }
 
-fn summary(ms: &[f64], stages: BTreeMap<String, f64>) -> Value {
+fn summary(ms: &[f64], stages: BTreeMap<String, (f64, usize)>) -> Value {
     let mut s = ms.to_vec();
     s.sort_by(f64::total_cmp);
     let q = |p: f64| {
@@ -349,7 +349,9 @@ fn summary(ms: &[f64], stages: BTreeMap<String, f64>) -> Value {
         "p90_ms": round3(q(0.9)),
         "p99_ms": round3(q(0.99)),
         "mean_ms": round3(mean),
-        "stages_p50_ms": stages.into_iter().map(|(k, v)| (k, json!(round3(v)))).collect::<serde_json::Map<_, _>>(),
+        "stages_p50_ms": stages.iter().map(|(k, v)| (k.clone(), json!(round3(v.0)))).collect::<serde_json::Map<_, _>>(),
+        // How often each stage ran (`fuse_all`: fusion had to score every tool).
+        "stages_count": stages.iter().map(|(k, v)| (k.clone(), json!(v.1))).collect::<serde_json::Map<_, _>>(),
     })
 }
 
@@ -395,13 +397,14 @@ impl Stages {
     fn clear(&self) {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
-    fn p50s(&self) -> BTreeMap<String, f64> {
+    /// Per stage: the median duration and how many times it ran.
+    fn p50s(&self) -> BTreeMap<String, (f64, usize)> {
         let m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         m.iter()
             .map(|(k, v)| {
                 let mut v = v.clone();
                 v.sort_by(f64::total_cmp);
-                (k.clone(), v[v.len() / 2])
+                (k.clone(), (v[v.len() / 2], v.len()))
             })
             .collect()
     }

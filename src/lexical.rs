@@ -184,6 +184,15 @@ impl Bm25 {
         acc
     }
 
+    /// [`Self::scores`] and the documents sharing a term with the query
+    /// (ascending).
+    pub fn hits(&self, query: &str) -> (Vec<f32>, Vec<usize>) {
+        let mut acc = vec![0.0; self.len()];
+        let mut touched = Vec::new();
+        self.accumulate(query, &mut acc, &mut touched);
+        (acc, touched.into_iter().map(|d| d as usize).collect())
+    }
+
     /// The `k` best documents as `(index, score)`, score descending, ties by
     /// index ascending, restricted to documents for which `allow` returns
     /// true. This is the head of the total order over all allowed documents:

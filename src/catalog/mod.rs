@@ -69,18 +69,6 @@ impl Catalog {
         )
     }
 
-    /// Cosine of a request vector with every tool, in tool order (0 for a
-    /// tool without a vector); `None` when the catalog has no vectors.
-    pub fn cosines(&self, query: &[f32]) -> Option<Vec<f32>> {
-        let rows = self.vectors.as_ref()?.index.scores(query);
-        Some(
-            self.vector_row
-                .iter()
-                .map(|r| r.and_then(|r| rows.get(r).copied()).unwrap_or(0.0))
-                .collect(),
-        )
-    }
-
     /// The lexicon's entries (what registration extends with new Turtle).
     pub fn lexicon_entries(&self) -> &[LexEntry] {
         self.extractor.lexicon().entries()

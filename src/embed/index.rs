@@ -1,18 +1,98 @@
-//! Exact brute-force vector search.
+//! Brute-force vector search: exact over `f32` rows, and a quick pass over
+//! int8 codes of the same rows with a proven error bound (what a request
+//! scans first, so exact dot products are computed only where they can
+//! change a ranking).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use super::{dot, normalize};
 
-/// Exact top-k over contiguous row-major `f32` rows. Rows are L2-normalised
-/// when added, so a dot product with a unit query is the cosine.
+/// Rows per parallel chunk of the int8 pass; below two chunks it runs on
+/// the calling thread.
+const PAR_ROWS: usize = 16_384;
+
+/// Top-k over contiguous row-major `f32` rows. Rows are L2-normalised when
+/// added, so a dot product with a unit query is the cosine. Every row also
+/// has int8 codes (symmetric, one scale per row) for [`Self::approx_scores`].
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     dim: usize,
     ids: Vec<String>,
     data: Vec<f32>,
     rows: HashMap<String, usize>,
+    codes: Vec<i8>,
+    /// Per row: `x ≈ scale * code`.
+    scales: Vec<f32>,
+    /// The largest L2 norm of a row's rounding error `r − scale·code`.
+    max_residual: f32,
+}
+
+/// Approximate dot products of one query with every row.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Approx {
+    /// One per row, in row order.
+    pub scores: Vec<f32>,
+    /// No exact dot product is further than this from its approximation.
+    pub error: f32,
+}
+
+/// Symmetric int8 codes of `v` and their scale (`v ≈ scale * code`).
+fn quantize(v: &[f32]) -> (Vec<i8>, f32) {
+    let max = v
+        .iter()
+        .map(|x| x.abs())
+        .filter(|x| x.is_finite())
+        .fold(0.0f32, f32::max);
+    if max == 0.0 {
+        return (vec![0; v.len()], 0.0);
+    }
+    let scale = max / 127.0;
+    let codes = v
+        .iter()
+        .map(|&x| {
+            let c = if x.is_finite() {
+                (x / scale).round()
+            } else {
+                0.0
+            };
+            c.clamp(-127.0, 127.0) as i8
+        })
+        .collect();
+    (codes, scale)
+}
+
+/// L2 norm of `v − scale·codes`.
+fn residual(v: &[f32], codes: &[i8], scale: f32) -> f32 {
+    v.iter()
+        .zip(codes)
+        .map(|(&x, &c)| {
+            let e = x - scale * f32::from(c);
+            e * e
+        })
+        .sum::<f32>()
+        .sqrt()
+}
+
+/// Integer dot product of two code rows (exact: |sum| < 2^31 for any
+/// length below 2^17).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum();
+    for (x, y) in ac.zip(bc) {
+        for i in 0..16 {
+            acc[i] += i32::from(i16::from(x[i]) * i16::from(y[i]));
+        }
+    }
+    acc.iter().sum::<i32>() + tail
 }
 
 impl VectorIndex {
@@ -34,6 +114,10 @@ impl VectorIndex {
         self.data.extend_from_slice(vector);
         if let Some(row) = self.data.get_mut(start..) {
             normalize(row);
+            let (codes, scale) = quantize(row);
+            self.max_residual = self.max_residual.max(residual(row, &codes, scale));
+            self.codes.extend(codes);
+            self.scales.push(scale);
         }
         self.rows.insert(id.to_string(), self.ids.len());
         self.ids.push(id.to_string());
@@ -90,6 +174,54 @@ impl VectorIndex {
             .chunks_exact(self.dim)
             .map(|row| dot(row, query))
             .collect()
+    }
+
+    /// Dot product of `query` with row `row` (0 past the end or for a query
+    /// of the wrong length).
+    pub(crate) fn score(&self, query: &[f32], row: usize) -> f32 {
+        match self.row(row) {
+            Some(r) if query.len() == self.dim => dot(r, query),
+            _ => 0.0,
+        }
+    }
+
+    /// Approximate dot products of `query` with every row, from the int8
+    /// codes, and a bound on their error. With `r = sr·r̂ + er` and
+    /// `q = sq·q̂ + eq`: `q·r − sq·sr·q̂·r̂ = q·er + sr·r̂·eq`, so by
+    /// Cauchy–Schwarz the error is at most `‖q‖·‖er‖ + ‖eq‖·(1 + ‖er‖)`
+    /// for unit rows, taken with the largest `‖er‖` of the index (plus a
+    /// margin for float rounding). `None` when the query has the wrong
+    /// length or is not finite.
+    pub(crate) fn approx_scores(&self, query: &[f32]) -> Option<Approx> {
+        if query.len() != self.dim || self.dim == 0 || query.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let (q, sq) = quantize(query);
+        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let eq = residual(query, &q, sq);
+        let error = norm * self.max_residual + eq * (1.0 + self.max_residual);
+        let mut scores = vec![0.0f32; self.len()];
+        let fill = |(codes, (scales, out)): (&[i8], (&[f32], &mut [f32]))| {
+            for ((row, scale), out) in codes.chunks_exact(self.dim).zip(scales).zip(out) {
+                *out = dot_i8(row, &q) as f32 * sq * scale;
+            }
+        };
+        if self.len() >= 2 * PAR_ROWS {
+            self.codes
+                .par_chunks(PAR_ROWS * self.dim)
+                .zip(
+                    self.scales
+                        .par_chunks(PAR_ROWS)
+                        .zip(scores.par_chunks_mut(PAR_ROWS)),
+                )
+                .for_each(fill);
+        } else {
+            fill((&self.codes, (&self.scales, &mut scores)));
+        }
+        Some(Approx {
+            scores,
+            error: error * 1.01 + 1e-4,
+        })
     }
 
     /// The `k` best rows for `query` (dot product, i.e. cosine for a unit
@@ -174,6 +306,59 @@ mod tests {
                 assert!((g.1 - w.1).abs() < 1e-5);
             }
         }
+    }
+
+    #[test]
+    fn int8_scores_stay_within_their_error_bound() {
+        let mut seed = 11;
+        // Sizes on both sides of the parallel threshold.
+        for (n, dim) in [(300, 384), (2 * PAR_ROWS + 5, 16)] {
+            let idx = random_index(n, dim, &mut seed);
+            for _ in 0..5 {
+                let mut q: Vec<f32> = (0..dim).map(|_| lcg(&mut seed)).collect();
+                normalize(&mut q);
+                let approx = idx.approx_scores(&q).unwrap();
+                assert_eq!(approx.scores.len(), n);
+                assert!(
+                    approx.error > 0.0 && approx.error < 0.05,
+                    "{}",
+                    approx.error
+                );
+                let exact = idx.scores(&q);
+                let worst = exact
+                    .iter()
+                    .zip(&approx.scores)
+                    .map(|(e, a)| (e - a).abs())
+                    .fold(0.0f32, f32::max);
+                assert!(worst <= approx.error, "{worst} > {}", approx.error);
+                for row in [0, n / 2, n - 1] {
+                    assert_eq!(idx.score(&q, row), exact[row]);
+                }
+            }
+        }
+        assert!(idx_of_zeros().approx_scores(&[0.0; 4]).unwrap().scores == [0.0]);
+        let idx = random_index(3, 8, &mut seed);
+        assert!(idx.approx_scores(&[1.0; 3]).is_none());
+        assert!(idx.approx_scores(&[f32::NAN; 8]).is_none());
+    }
+
+    fn idx_of_zeros() -> VectorIndex {
+        let mut idx = VectorIndex::new(4);
+        idx.push("zero", &[0.0; 4]);
+        idx
+    }
+
+    #[test]
+    fn int8_dot_is_exact_integer_arithmetic() {
+        let a: Vec<i8> = (0..37).map(|i| (i * 7 % 255 - 127) as i8).collect();
+        let b: Vec<i8> = (0..37).map(|i| (127 - i * 5 % 255) as i8).collect();
+        let naive: i32 = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        assert_eq!(dot_i8(&a, &b), naive);
+        assert_eq!(dot_i8(&[127; 384], &[-127; 384]), -127 * 127 * 384);
     }
 
     #[test]

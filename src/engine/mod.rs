@@ -341,7 +341,7 @@ impl Engine {
             catalog.paths.candidates(&nodes, scope)
         };
         let dense = query.mode.uses_dense() && catalog.vectors.is_some();
-        let _embed = tracing::info_span!("stage", stage = "dense").entered();
+        let _embed = tracing::info_span!("stage", stage = "embed").entered();
         let (vector, step_vectors) = match &self.embedder {
             Some(embedder) if dense => {
                 let v = match vector {

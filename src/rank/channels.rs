@@ -44,6 +44,11 @@ impl GraphScores<'_> {
         self.per_tool.get(&idx)
     }
 
+    /// The tools some path reaches (any order).
+    pub fn tools(&self) -> impl Iterator<Item = usize> + '_ {
+        self.per_tool.keys().copied()
+    }
+
     /// Tool `idx`'s paths, strongest first (`explain` is filled in by
     /// [`explain`]).
     pub fn paths(&self, idx: usize) -> Vec<GraphPath> {

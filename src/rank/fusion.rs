@@ -2,6 +2,7 @@
 //! of its steps) turned into one score per tool, and the orders ranking uses.
 
 use super::channels::GraphScores;
+use super::dense::Dense;
 use super::{Mode, RankConfig, ScoreDetails, Scored};
 use crate::scope::Scope;
 use std::cmp::Ordering;
@@ -13,10 +14,12 @@ const EXACT_NAME_BONUS: f32 = 10.0;
 #[derive(Debug)]
 pub(crate) struct Channels<'a> {
     pub graph: GraphScores<'a>,
-    /// Cosine per tool index (`None` when the dense channel is off).
-    pub dense: Option<Vec<f32>>,
+    /// Cosines (`None` when the dense channel is off).
+    pub dense: Option<Dense<'a>>,
     /// BM25 per tool index (empty when not computed).
     pub bm25: Vec<f32>,
+    /// The tools with a BM25 score in scope, ascending.
+    pub touched: Vec<usize>,
     /// The best BM25 in scope; lexical scores are divided by it.
     pub max_bm25: f32,
     /// How much the lexical channel is trusted for this text, in [0, 1].
@@ -24,17 +27,19 @@ pub(crate) struct Channels<'a> {
 }
 
 impl<'a> Channels<'a> {
-    /// Channel scores over `scope` (the best BM25 is taken in scope only).
+    /// Channel scores over `scope` (`touched`: the tools `bm25` scores;
+    /// the best BM25 is taken in scope only).
     pub fn new(
         graph: GraphScores<'a>,
-        dense: Option<Vec<f32>>,
-        bm25: Vec<f32>,
+        dense: Option<Dense<'a>>,
+        (bm25, touched): (Vec<f32>, Vec<usize>),
         scope: &Scope,
         cfg: &RankConfig,
     ) -> Self {
-        let max_bm25 = scope
+        let touched: Vec<usize> = touched.into_iter().filter(|&i| scope.contains(i)).collect();
+        let max_bm25 = touched
             .iter()
-            .filter_map(|i| bm25.get(i).copied())
+            .filter_map(|&i| bm25.get(i).copied())
             .fold(0.0_f32, f32::max);
         let lexical_trust = if max_bm25 > 0.0 {
             (max_bm25 / (max_bm25 + cfg.lexical_trust_k.max(1e-3))).powf(cfg.lexical_trust_power)
@@ -45,6 +50,7 @@ impl<'a> Channels<'a> {
             graph,
             dense,
             bm25,
+            touched,
             max_bm25,
             lexical_trust,
         }
@@ -62,15 +68,58 @@ impl<'a> Channels<'a> {
         }
     }
 
+    fn dense(&self, idx: usize) -> f32 {
+        self.dense.as_ref().map_or(0.0, |d| d.get(idx))
+    }
+
+    /// The tools some channel scores beyond their cosine, plus the dense
+    /// shortlist: every other tool's score is its cosine's alone.
+    pub fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
+        self.graph
+            .tools()
+            .chain(self.touched.iter().copied())
+            .chain(self.dense.iter().flat_map(Dense::shortlist))
+    }
+
     /// The fused score of one tool; `exact`: the request names it.
     pub fn fused(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> f32 {
+        self.fused_with(idx, self.dense(idx), mode, cfg, exact)
+    }
+
+    /// Lowest and highest fused score of one tool, without its exact cosine.
+    pub fn bounds(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> (f32, f32) {
+        let (lo, hi) = self.dense.as_ref().map_or((0.0, 0.0), |d| d.bounds(idx));
+        let (a, b) = (
+            self.fused_with(idx, lo, mode, cfg, exact),
+            self.fused_with(idx, hi, mode, cfg, exact),
+        );
+        (a.min(b), a.max(b))
+    }
+
+    /// The highest fused score a tool in scope that is not a candidate can
+    /// have (its score is its cosine's alone, a cosine in [-1, `rest`]).
+    pub fn outside(&self, mode: Mode, cfg: &RankConfig) -> f32 {
+        match &self.dense {
+            None => self.fused_with_cosine(0.0, mode, cfg),
+            Some(d) if d.rest() == f32::NEG_INFINITY => f32::NEG_INFINITY,
+            Some(d) => self
+                .fused_with_cosine(d.rest(), mode, cfg)
+                .max(self.fused_with_cosine(-1.0, mode, cfg)),
+        }
+    }
+
+    /// What a tool no channel but the dense one scores gets for `cosine`.
+    fn fused_with_cosine(&self, cosine: f32, mode: Mode, cfg: &RankConfig) -> f32 {
+        match mode {
+            Mode::Joint => cfg.w_dense * cosine,
+            Mode::Dense => cosine,
+            Mode::Graph | Mode::Lexical => 0.0,
+        }
+    }
+
+    fn fused_with(&self, idx: usize, dense: f32, mode: Mode, cfg: &RankConfig, exact: bool) -> f32 {
         let graph = self.graph.get(idx);
         let graph_score = graph.map_or(0.0, |g| g.score);
-        let dense = self
-            .dense
-            .as_ref()
-            .and_then(|d| d.get(idx).copied())
-            .unwrap_or(0.0);
         let mut fused = match mode {
             Mode::Joint => {
                 cfg.w_graph * graph_score
@@ -95,11 +144,7 @@ impl<'a> Channels<'a> {
         let graph = self.graph.get(idx);
         ScoreDetails {
             graph: graph.map_or(0.0, |g| g.score),
-            dense: self
-                .dense
-                .as_ref()
-                .and_then(|d| d.get(idx).copied())
-                .unwrap_or(0.0),
+            dense: self.dense(idx),
             lexical: self.lexical(idx),
             bm25: self.bm25(idx),
             lexical_trust: self.lexical_trust,

@@ -14,6 +14,7 @@
 
 pub(crate) mod channels;
 mod confidence;
+pub(crate) mod dense;
 mod disambiguate;
 pub(crate) mod fusion;
 pub(crate) mod pipeline;

@@ -10,6 +10,7 @@
 
 use super::channels::{GraphScores, explain, graph_scores, request_nodes};
 use super::confidence::Calibration;
+use super::dense::Dense;
 use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
 use super::fusion::{Channels, Key, move_step_winners_up, order};
 use super::prerequisites;
@@ -61,24 +62,57 @@ pub(crate) fn graph_nodes(query: &Query) -> Vec<String> {
 }
 
 /// Ranks the tools of `scope` for `query`; at most `limit` come back.
-pub(crate) fn run(
-    catalog: &Catalog,
+pub(crate) fn run<'a>(
+    catalog: &'a Catalog,
     query: &Query,
-    scope: &Scope,
-    inputs: &Inputs<'_>,
+    scope: &'a Scope,
+    inputs: &Inputs<'a>,
     cfg: &RankConfig,
     calibration: &Calibration,
     limit: usize,
 ) -> Ranked {
+    rank(
+        catalog,
+        query,
+        scope,
+        inputs,
+        cfg,
+        calibration,
+        limit,
+        Fusion::Shortlist,
+    )
+}
+
+/// How fusion finds the best tools (the answer is the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fusion {
+    /// From the candidates and proven bounds, else as `All`.
+    Shortlist,
+    /// Every tool in scope scored exactly.
+    #[cfg_attr(not(test), allow(dead_code))]
+    All,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rank<'a>(
+    catalog: &'a Catalog,
+    query: &Query,
+    scope: &'a Scope,
+    inputs: &Inputs<'a>,
+    cfg: &RankConfig,
+    calibration: &Calibration,
+    limit: usize,
+    fusion: Fusion,
+) -> Ranked {
     let mode = query.mode;
     let explicit = query.verb_mentions.len();
-    let dense = |v: Option<&[f32]>| {
+    let dense = |v: Option<&'a [f32]>| {
         let _stage = tracing::info_span!("stage", stage = "dense").entered();
-        v.and_then(|v| catalog.cosines(v))
+        v.and_then(|v| Dense::new(catalog, v, scope))
     };
     let lexical = |text: &str| {
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
-        catalog.bm25.scores(text)
+        catalog.bm25.hits(text)
     };
     // Mentions outlive the channels: graph evidence borrows their surfaces.
     let mentions = query.mentions();
@@ -91,7 +125,7 @@ pub(crate) fn run(
         if mode.uses_lexical() || mode.uses_graph() {
             lexical(&query.text)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         },
         scope,
         cfg,
@@ -103,8 +137,8 @@ pub(crate) fn run(
         .map(|(k, step)| {
             Channels::new(
                 graph(&step_mentions[k]),
-                inputs.step_vectors.get(k).and_then(|v| catalog.cosines(v)),
-                catalog.bm25.scores(&step.text),
+                dense(inputs.step_vectors.get(k).map(Vec::as_slice)),
+                lexical(&step.text),
                 scope,
                 cfg,
             )
@@ -112,40 +146,24 @@ pub(crate) fn run(
         .collect();
     let exact: HashSet<usize> = query.exact.iter().copied().collect();
 
-    let fuse = tracing::info_span!("stage", stage = "fuse").entered();
-    // Every tool's best score over the whole request and its steps (a step
-    // must beat the whole by `step_discount`), and each step's best tool.
-    let mut keys: Vec<Key> = Vec::with_capacity(scope.len());
-    let mut from: HashMap<usize, usize> = HashMap::new();
-    let mut winners: Vec<Option<Key>> = vec![None; steps.len()];
-    for idx in scope.iter() {
-        let named = exact.contains(&idx);
-        let mut best = Key {
-            idx,
-            fused: whole.fused(idx, mode, cfg, named),
-            bm25: whole.raw_bm25(idx),
-        };
-        for (k, ch) in steps.iter().enumerate() {
-            let fused = ch.fused(idx, mode, cfg, named);
-            if winners[k].is_none_or(|w| fused > w.fused) {
-                winners[k] = Some(Key {
-                    idx,
-                    fused,
-                    bm25: 0.0,
-                });
-            }
-            let fused = fused - cfg.step_discount;
-            if fused > best.fused {
-                best = Key {
-                    idx,
-                    fused,
-                    bm25: ch.raw_bm25(idx),
-                };
-                from.insert(idx, k);
-            }
-        }
-        keys.push(best);
+    let fuse_stage = tracing::info_span!("stage", stage = "fuse").entered();
+    let texts = Texts {
+        whole: &whole,
+        steps: &steps,
+        mode,
+        cfg,
+        exact: &exact,
+    };
+    let k = limit.max(MAX_CONTENDERS).saturating_add(steps.len());
+    let Fused {
+        top: mut keys,
+        from,
+        winners,
+    } = match fusion {
+        Fusion::Shortlist => texts.fuse_shortlist(scope, k),
+        Fusion::All => None,
     }
+    .unwrap_or_else(|| texts.fuse_all(scope));
 
     // The bounded top-k, plus every step's winner.
     let cmp = order(mode);
@@ -196,7 +214,7 @@ pub(crate) fn run(
         }
     }
 
-    drop(fuse);
+    drop(fuse_stage);
     let clarify = if mode.uses_graph() {
         let _stage = tracing::info_span!("stage", stage = "disambiguate").entered();
         disambiguate(catalog, &mut scored, &mentions, cfg)
@@ -266,4 +284,322 @@ fn with_confidence(scored: &[Scored], calibration: &Calibration, limit: usize) -
             details: s.details.clone(),
         })
         .collect()
+}
+
+/// What fusion keeps: every tool that can be among the best (at least the
+/// `k` best, in any order), the step each one's best score came from, and
+/// each step's best tool.
+#[derive(Debug)]
+struct Fused {
+    top: Vec<Key>,
+    from: HashMap<usize, usize>,
+    winners: Vec<Option<Key>>,
+}
+
+/// The query texts of one request (the whole and its steps), fused.
+struct Texts<'c, 'a> {
+    whole: &'c Channels<'a>,
+    steps: &'c [Channels<'a>],
+    mode: super::Mode,
+    cfg: &'c RankConfig,
+    exact: &'c HashSet<usize>,
+}
+
+impl Texts<'_, '_> {
+    /// A tool's key: its best score over the whole request and its steps (a
+    /// step must beat the whole by `step_discount`), and which step won.
+    fn key(&self, idx: usize) -> (Key, Option<usize>) {
+        let named = self.exact.contains(&idx);
+        let mut best = Key {
+            idx,
+            fused: self.whole.fused(idx, self.mode, self.cfg, named),
+            bm25: self.whole.raw_bm25(idx),
+        };
+        let mut from = None;
+        for (k, ch) in self.steps.iter().enumerate() {
+            let fused = ch.fused(idx, self.mode, self.cfg, named) - self.cfg.step_discount;
+            if fused > best.fused {
+                best = Key {
+                    idx,
+                    fused,
+                    bm25: ch.raw_bm25(idx),
+                };
+                from = Some(k);
+            }
+        }
+        (best, from)
+    }
+
+    /// Every tool in scope scored exactly: the reference the shortlist
+    /// must agree with, and the answer when its bounds cannot decide.
+    fn fuse_all(&self, scope: &Scope) -> Fused {
+        let _stage = tracing::info_span!("stage", stage = "fuse_all").entered();
+        let mut top: Vec<Key> = Vec::with_capacity(scope.len());
+        let mut from: HashMap<usize, usize> = HashMap::new();
+        let mut winners: Vec<Option<Key>> = vec![None; self.steps.len()];
+        for idx in scope.iter() {
+            let named = self.exact.contains(&idx);
+            for (k, ch) in self.steps.iter().enumerate() {
+                let fused = ch.fused(idx, self.mode, self.cfg, named);
+                if winners[k].is_none_or(|w| fused > w.fused) {
+                    winners[k] = Some(Key {
+                        idx,
+                        fused,
+                        bm25: 0.0,
+                    });
+                }
+            }
+            let (key, step) = self.key(idx);
+            if let Some(k) = step {
+                from.insert(idx, k);
+            }
+            top.push(key);
+        }
+        Fused { top, from, winners }
+    }
+
+    /// The same answer as [`Self::fuse_all`] for its `k` best and the step
+    /// winners, from the candidates alone: tools some channel scores beyond
+    /// their cosine, named tools, and each text's dense shortlist. Every
+    /// other tool scores at most [`Channels::outside`]. A candidate's score
+    /// lies within bounds given by its approximate cosine; only candidates
+    /// whose upper bound reaches the k-th best lower bound are scored
+    /// exactly. `None` when the bounds cannot prove the answer (then every
+    /// tool is scored).
+    fn fuse_shortlist(&self, scope: &Scope, k: usize) -> Option<Fused> {
+        let (mode, cfg) = (self.mode, self.cfg);
+        let mut candidates: Vec<usize> = self
+            .exact
+            .iter()
+            .copied()
+            .chain(self.whole.candidates())
+            .chain(self.steps.iter().flat_map(Channels::candidates))
+            .filter(|&i| scope.contains(i))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let everyone = candidates.len() == scope.len();
+        let outside = |ch: &Channels, discount: f32| {
+            if everyone {
+                f32::NEG_INFINITY
+            } else {
+                ch.outside(mode, cfg) - discount
+            }
+        };
+
+        // Each step's best tool (no discount).
+        let mut winners: Vec<Option<Key>> = Vec::with_capacity(self.steps.len());
+        for ch in self.steps {
+            let bounds: Vec<(usize, f32, f32)> = candidates
+                .iter()
+                .map(|&i| {
+                    let (lo, hi) = ch.bounds(i, mode, cfg, self.exact.contains(&i));
+                    (i, lo, hi)
+                })
+                .collect();
+            let floor = bounds.iter().map(|b| b.1).fold(f32::NEG_INFINITY, f32::max);
+            let mut best: Option<Key> = None;
+            for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
+                let fused = ch.fused(idx, mode, cfg, self.exact.contains(&idx));
+                // Candidates are ascending: the first of equal scores wins,
+                // as in catalog order.
+                if best.is_none_or(|w| fused > w.fused) {
+                    best = Some(Key {
+                        idx,
+                        fused,
+                        bm25: 0.0,
+                    });
+                }
+            }
+            if best.is_none_or(|w| w.fused <= outside(ch, 0.0)) {
+                return None;
+            }
+            winners.push(best);
+        }
+
+        // The k best keys.
+        if candidates.len() < k && !everyone {
+            return None;
+        }
+        let discount = |s: usize| if s == 0 { 0.0 } else { cfg.step_discount };
+        let texts: Vec<&Channels> = std::iter::once(self.whole).chain(self.steps).collect();
+        let mut bounds: Vec<(usize, f32, f32)> = candidates
+            .iter()
+            .map(|&i| {
+                let named = self.exact.contains(&i);
+                let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+                for (s, ch) in texts.iter().enumerate() {
+                    let (l, h) = ch.bounds(i, mode, cfg, named);
+                    lo = lo.max(l - discount(s));
+                    hi = hi.max(h - discount(s));
+                }
+                (i, lo, hi)
+            })
+            .collect();
+        // The k-th best lower bound: any tool whose upper bound is below it
+        // has at least k tools surely ahead of it.
+        let floor = if bounds.len() > k && k > 0 {
+            let (_, kth, _) = bounds.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+            kth.1
+        } else {
+            f32::NEG_INFINITY
+        };
+        let mut top: Vec<Key> = Vec::new();
+        let mut from: HashMap<usize, usize> = HashMap::new();
+        for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
+            let (key, step) = self.key(idx);
+            if let Some(s) = step {
+                from.insert(idx, s);
+            }
+            top.push(key);
+        }
+        // Nothing outside the candidates may reach the k-th best key.
+        let cmp = order(mode);
+        if !everyone {
+            let kth = if top.len() > k {
+                let (_, kth, _) = top.select_nth_unstable_by(k - 1, cmp);
+                kth.fused
+            } else {
+                top.iter().map(|t| t.fused).fold(f32::INFINITY, f32::min)
+            };
+            let out = texts
+                .iter()
+                .enumerate()
+                .map(|(s, ch)| outside(ch, discount(s)))
+                .fold(f32::NEG_INFINITY, f32::max);
+            if top.len() < k || kth <= out {
+                return None;
+            }
+        }
+        // Step winners are listed even when their key is not among the best.
+        for w in winners.iter().flatten() {
+            if !top.iter().any(|t| t.idx == w.idx) {
+                let (key, step) = self.key(w.idx);
+                if let Some(s) = step {
+                    from.insert(w.idx, s);
+                }
+                top.push(key);
+            }
+        }
+        Some(Fused { top, from, winners })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::{Embedder, HashEmbedder};
+    use crate::engine::{Embeddings, Engine, EngineOptions};
+    use crate::rank::Mode;
+    use crate::synth::{SynthOptions, from_ontology};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// The shortlist answers exactly what scoring every tool answers: the
+    /// same tools in the same order with the same scores, explanations,
+    /// confidences and clarify question, in every mode, over the whole
+    /// catalog and a restricted scope, for one-step and multi-step requests.
+    #[test]
+    fn shortlist_fusion_equals_scoring_every_tool() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let synth = from_ontology(
+            &root.join("ontology"),
+            &SynthOptions {
+                tools: 1_500,
+                queries: 60,
+                seed: 3,
+            },
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools.jsonl");
+        std::fs::write(&tools, synth.tools_jsonl()).unwrap();
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
+            HashEmbedder::new(),
+        ))))
+        .unwrap();
+        engine
+            .load_paths(&[root.join("ontology"), tools], None)
+            .unwrap();
+        let snap = engine.snapshot();
+        let catalog = &snap.catalog;
+        let embedder = HashEmbedder::new();
+        let all = Scope::all(catalog.tools.len());
+        let some = Scope::of(catalog.tools.len(), (0..catalog.tools.len()).step_by(3));
+        let mut texts: Vec<String> = synth
+            .queries
+            .iter()
+            .filter_map(|q| q["query"].as_str().map(str::to_string))
+            .collect();
+        texts.push("book a flight to Paris, then reserve a hotel and pay the invoice".into());
+        texts.push("create a task and send an email to the team".into());
+        let (mut compared, mut dense_only, mut shortlisted) = (0, 0, 0);
+        for text in &texts {
+            for mode in [Mode::Joint, Mode::Graph, Mode::Dense, Mode::Lexical] {
+                for scope in [&all, &some] {
+                    let query = Query::parse(catalog, text, None, mode, true);
+                    let nodes = graph_nodes(&query);
+                    let hits = catalog.paths.candidates(&nodes, scope);
+                    let vector = embedder.embed_query(&query.text).unwrap();
+                    let steps = embedder.embed_documents(&query.step_texts()).unwrap();
+                    let inputs = Inputs {
+                        hits: &hits,
+                        vector: mode.uses_dense().then_some(vector.as_slice()),
+                        step_vectors: if mode.uses_dense() { &steps } else { &[] },
+                    };
+                    let cfg = RankConfig::default();
+                    let cal = Calibration::default();
+                    let go = |f| rank(catalog, &query, scope, &inputs, &cfg, &cal, 10, f);
+                    let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));
+                    let view = |r: &Ranked| {
+                        r.tools
+                            .iter()
+                            .map(|t| {
+                                let d = &t.details;
+                                (t.idx, d.fused, d.dense, d.graph, d.lexical, t.confidence)
+                            })
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(view(&fast), view(&slow), "{mode:?} {text}");
+                    assert_eq!(
+                        format!("{:?}", fast.clarify),
+                        format!("{:?}", slow.clarify),
+                        "{mode:?} {text}"
+                    );
+                    let paths = |r: &Ranked| {
+                        r.tools
+                            .iter()
+                            .map(|t| format!("{:?}", t.details.paths))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(paths(&fast), paths(&slow), "{mode:?} {text}");
+                    compared += 1;
+                    if !matches!(mode, Mode::Joint | Mode::Dense) {
+                        continue;
+                    }
+                    dense_only += 1;
+                    let texts = Texts {
+                        whole: &Channels::new(
+                            GraphScores::default(),
+                            Dense::new(catalog, &vector, scope),
+                            (Vec::new(), Vec::new()),
+                            scope,
+                            &cfg,
+                        ),
+                        steps: &[],
+                        mode,
+                        cfg: &cfg,
+                        exact: &HashSet::new(),
+                    };
+                    shortlisted += usize::from(texts.fuse_shortlist(scope, 10).is_some());
+                }
+            }
+        }
+        assert_eq!(compared, texts.len() * 8);
+        // Dense-only fusion over a shortlist proves its answer nearly always.
+        assert!(
+            shortlisted * 10 >= dense_only * 9,
+            "{shortlisted}/{dense_only}"
+        );
+    }
 }

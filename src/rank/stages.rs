@@ -1,5 +1,6 @@
 //! The ranking stages as timings: the core opens a `tracing` span named
-//! `stage` (scope, extract, graph, dense, lexical, fuse, disambiguate)
+//! `stage` (scope, extract, graph, embed, dense, lexical, fuse, fuse_all,
+//! disambiguate, prerequisites)
 //! around each; [`StageSpans`] is a tracing layer that hands each one's
 //! duration to a sink (the server's metrics, the perf bench's samples).
 

@@ -1,7 +1,7 @@
 //! Prometheus metrics: requests and latency by route and status, the
 //! catalog's size, embeddings computed, and per-stage timings. Stages come
 //! from the core's `tracing` spans named `stage` (scope, extract, graph,
-//! dense, lexical, fuse, disambiguate): [`stage_timings`] is a tracing layer
+//! embed, dense, lexical, fuse, fuse_all, disambiguate): [`stage_timings`] is a tracing layer
 //! that times them, so the sync core knows nothing of metrics.
 
 use std::collections::BTreeMap;
