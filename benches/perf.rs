@@ -38,6 +38,10 @@ use tracing_subscriber::layer::SubscriberExt;
 mod common;
 use common::root;
 
+/// The allocator the `toolgraph` binary uses (see src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const QUERIES: usize = 500;
 
 fn main() {
@@ -90,6 +94,34 @@ fn main() {
 
     let model: Arc<FastEmbedder> =
         Arc::new(FastEmbedder::load(&default_model_dir()).unwrap_or_else(|e| panic!("{e}")));
+    if std::env::var_os("TOOLGRAPH_PERF_EXPERIMENT").is_some() {
+        let (_, qf) = catalog(&dir, 1000, 7);
+        let queries = read_queries(&qf);
+        let mem: Vec<u8> = vec![1; 4 << 20];
+        for what in ["floor", "spin", "sweep", "sleep"] {
+            let mut ms = Vec::new();
+            for (q, _) in &queries {
+                let t = Instant::now();
+                match what {
+                    "spin" => while t.elapsed().as_micros() < 2000 {},
+                    "sweep" => {
+                        let mut acc = 0u64;
+                        while t.elapsed().as_micros() < 2000 {
+                            acc += mem.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>();
+                        }
+                        std::hint::black_box(acc);
+                    }
+                    "sleep" => std::thread::sleep(std::time::Duration::from_micros(2000)),
+                    _ => {}
+                }
+                let t = Instant::now();
+                std::hint::black_box(model.embed_query(q).unwrap_or_else(|e| panic!("{e}")));
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            eprintln!("{what}: {}", summary(&ms, BTreeMap::new()));
+        }
+        return;
+    }
     let mut report = serde_json::Map::new();
     let mut per_size = serde_json::Map::new();
     let mut floor: Option<Value> = None;

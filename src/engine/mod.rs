@@ -30,7 +30,10 @@ use crate::graph::{GraphStore, Synced};
 use crate::model::Mention;
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
-use crate::rank::pipeline::{self, Inputs, Ranked};
+use crate::rank::pipeline::{self, Ranked, Vectors};
+
+/// A request's embedding and its steps' (`None`: no dense channel).
+type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 use crate::rank::query::Query;
 use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
@@ -336,34 +339,9 @@ impl Engine {
         limit: usize,
     ) -> Result<Ranked> {
         let nodes = pipeline::graph_nodes(query);
-        let hits = {
-            let _stage = tracing::info_span!("stage", stage = "graph").entered();
-            catalog.paths.candidates(&nodes, scope)
-        };
-        let dense = query.mode.uses_dense() && catalog.vectors.is_some();
-        let _embed = tracing::info_span!("stage", stage = "embed").entered();
-        let (vector, step_vectors) = match &self.embedder {
-            Some(embedder) if dense => {
-                let v = match vector {
-                    Some(v) => v,
-                    None => {
-                        let text = [query.text.clone()];
-                        let batch = self.queries.get_or_embed(&text, || {
-                            embedder.embed_query(&query.text).map(|v| vec![v])
-                        })?;
-                        batch.first().cloned().unwrap_or_default()
-                    }
-                };
-                let steps = if query.steps.is_empty() {
-                    Vec::new()
-                } else {
-                    let texts = query.step_texts();
-                    let batch = self
-                        .queries
-                        .get_or_embed(&texts, || embedder.embed_documents(&texts))?;
-                    batch.to_vec()
-                };
-                (Some(v), steps)
+        let embedder = match &self.embedder {
+            Some(embedder) if query.mode.uses_dense() && catalog.vectors.is_some() => {
+                Some(embedder)
             }
             None if query.mode == Mode::Dense => {
                 return Err(Error::invalid_field(
@@ -371,22 +349,67 @@ impl Engine {
                     "dense mode needs embeddings (run without --no-embed)",
                 ));
             }
-            _ => (None, Vec::new()),
+            _ => None,
         };
-        drop(_embed);
-        let inputs = Inputs {
-            hits: &hits,
-            vector: vector.as_deref(),
-            step_vectors: &step_vectors,
+        let embed = || -> Result<Embedded> {
+            let Some(embedder) = embedder else {
+                return Ok((None, Vec::new()));
+            };
+            let _stage = tracing::info_span!("stage", stage = "embed").entered();
+            let whole = match vector.clone() {
+                Some(v) => v,
+                None => {
+                    let text = [query.text.clone()];
+                    let batch = self.queries.get_or_embed(&text, || {
+                        embedder.embed_query(&query.text).map(|v| vec![v])
+                    })?;
+                    batch.first().cloned().unwrap_or_default()
+                }
+            };
+            let steps = if query.steps.is_empty() {
+                Vec::new()
+            } else {
+                let texts = query.step_texts();
+                let batch = self
+                    .queries
+                    .get_or_embed(&texts, || embedder.embed_documents(&texts))?;
+                batch.to_vec()
+            };
+            Ok((Some(whole), steps))
+        };
+        let prepare = || {
+            let hits = {
+                let _stage = tracing::info_span!("stage", stage = "graph").entered();
+                catalog.paths.candidates(&nodes, scope)
+            };
+            pipeline::prepare(catalog, query, scope, &hits, &self.rank)
+        };
+        // Embedding the request is the one real cost: the graph and lexical
+        // channels are worked out on the other core meanwhile.
+        let (embedded, prepared) = if embedder.is_some() && vector.is_none() {
+            std::thread::scope(|s| {
+                let other = s.spawn(prepare);
+                let embedded = embed();
+                let prepared = other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (embedded, prepared)
+            })
+        } else {
+            (embed(), prepare())
+        };
+        let (whole, steps) = embedded?;
+        let vectors = Vectors {
+            whole: whole.as_deref(),
+            steps: &steps,
+        };
+        let settings = pipeline::Settings {
+            cfg: &self.rank,
+            calibration: &self.calibration,
+            limit,
         };
         Ok(pipeline::run(
-            catalog,
-            query,
-            scope,
-            &inputs,
-            &self.rank,
-            &self.calibration,
-            limit,
+            catalog, query, scope, prepared, vectors, settings,
         ))
     }
 

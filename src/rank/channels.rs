@@ -5,7 +5,7 @@ use super::GraphPath;
 use crate::catalog::{Catalog, Hit};
 use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One tool's graph score for one query text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -156,17 +156,17 @@ pub(crate) fn graph_scores<'a>(
     hits: &[Hit<'a>],
 ) -> GraphScores<'a> {
     // node -> hits
-    let mut by_node: HashMap<&str, Vec<&Hit<'a>>> = HashMap::new();
+    let mut by_node: HashMap<&str, Vec<&Hit<'a>>> = HashMap::default();
     for h in hits {
         by_node.entry(h.node).or_default().push(h);
     }
     // Distinct evidence groups: mentions with the same IRI set count once.
-    let mut seen_groups: HashSet<Vec<&str>> = HashSet::new();
+    let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
     let mut out = GraphScores::default();
     // (tool, surface) pairs with a positive path: sibling evidence from a
     // mention with the same surface does not count against them.
-    let mut matched: HashSet<(usize, &'a str)> = HashSet::new();
+    let mut matched: HashSet<(usize, &'a str)> = HashSet::default();
     for (i, m) in mentions.iter().enumerate() {
         let w_m = mention_weight(m.kind)
             * if i < explicit && m.kind == MentionKind::Verb {
@@ -185,8 +185,8 @@ pub(crate) fn graph_scores<'a>(
         total += w_m;
         // best positive and worst negative path per tool for this mention;
         // only the winners become paths (a common verb reaches thousands)
-        let mut best: HashMap<usize, (f32, Hit<'a>)> = HashMap::new();
-        let mut worst: HashMap<usize, (f32, Hit<'a>)> = HashMap::new();
+        let mut best: HashMap<usize, (f32, Hit<'a>)> = HashMap::default();
+        let mut worst: HashMap<usize, (f32, Hit<'a>)> = HashMap::default();
         for r in &m.iris {
             for &&h in by_node.get(r.iri.as_str()).into_iter().flatten() {
                 let idx = h.tool;

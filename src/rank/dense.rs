@@ -6,8 +6,9 @@
 
 use crate::catalog::Catalog;
 use crate::scope::Scope;
+use rustc_hash::FxHashMap as HashMap;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// Tools per query text whose exact cosine is computed up front.
 pub(crate) const SHORTLIST: usize = 256;
@@ -81,7 +82,7 @@ impl<'a> Dense<'a> {
             query,
             approx,
             error,
-            exact: HashMap::with_capacity(heap.len()),
+            exact: HashMap::with_capacity_and_hasher(heap.len(), Default::default()),
             rest,
         };
         for Reverse(Scored(_, idx)) in heap {

@@ -19,17 +19,23 @@ use super::{RankConfig, ScoreDetails, Scored};
 use crate::catalog::Catalog;
 use crate::catalog::Hit;
 use crate::scope::Scope;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-/// What the engine gathered for a request besides the snapshot.
-#[derive(Debug, Default)]
-pub(crate) struct Inputs<'a> {
-    /// Graph paths from the request's nodes, already limited to the scope.
-    pub hits: &'a [Hit<'a>],
+/// A request's embeddings, when the dense channel is on.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Vectors<'a> {
     /// The request's embedding (`None`: no dense channel).
-    pub vector: Option<&'a [f32]>,
+    pub whole: Option<&'a [f32]>,
     /// One embedding per step, in order (empty without a dense channel).
-    pub step_vectors: &'a [Vec<f32>],
+    pub steps: &'a [Vec<f32>],
+}
+
+/// The channels that need no embedding (graph and lexical), per query text:
+/// what the engine works out while the request is being embedded.
+#[derive(Debug)]
+pub(crate) struct Prepared<'a> {
+    whole: Channels<'a>,
+    steps: Vec<Channels<'a>>,
 }
 
 /// One ranked tool.
@@ -55,30 +61,70 @@ pub(crate) struct Ranked {
 /// The nodes of a request the graph store is asked about.
 pub(crate) fn graph_nodes(query: &Query) -> Vec<String> {
     if query.mode.uses_graph() {
-        request_nodes(&query.mentions())
+        request_nodes(&query.all_mentions)
     } else {
         Vec::new()
     }
+}
+
+/// The graph and lexical channels of `query` over `scope` (`hits`: its
+/// graph paths, already limited to the scope).
+pub(crate) fn prepare<'a>(
+    catalog: &'a Catalog,
+    query: &'a Query,
+    scope: &Scope,
+    hits: &[Hit<'a>],
+    cfg: &RankConfig,
+) -> Prepared<'a> {
+    let mode = query.mode;
+    let explicit = query.verb_mentions.len();
+    let lexical = |text: &str| {
+        let _stage = tracing::info_span!("stage", stage = "lexical").entered();
+        catalog.bm25.hits(text)
+    };
+    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, hits);
+    let whole = Channels::new(
+        graph(&query.all_mentions),
+        None,
+        if mode.uses_lexical() || mode.uses_graph() {
+            lexical(&query.text)
+        } else {
+            (Vec::new(), Vec::new())
+        },
+        scope,
+        cfg,
+    );
+    let steps = query
+        .steps
+        .iter()
+        .map(|step| Channels::new(graph(&step.mentions), None, lexical(&step.text), scope, cfg))
+        .collect();
+    Prepared { whole, steps }
+}
+
+/// How to rank: the weights, the calibration, how many tools come back.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings<'c> {
+    pub cfg: &'c RankConfig,
+    pub calibration: &'c Calibration,
+    pub limit: usize,
 }
 
 /// Ranks the tools of `scope` for `query`; at most `limit` come back.
 pub(crate) fn run<'a>(
     catalog: &'a Catalog,
     query: &Query,
-    scope: &'a Scope,
-    inputs: &Inputs<'a>,
-    cfg: &RankConfig,
-    calibration: &Calibration,
-    limit: usize,
+    scope: &Scope,
+    prepared: Prepared<'a>,
+    vectors: Vectors<'a>,
+    settings: Settings<'_>,
 ) -> Ranked {
     rank(
         catalog,
         query,
         scope,
-        inputs,
-        cfg,
-        calibration,
-        limit,
+        (prepared, vectors),
+        settings,
         Fusion::Shortlist,
     )
 }
@@ -93,57 +139,32 @@ enum Fusion {
     All,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn rank<'a>(
     catalog: &'a Catalog,
     query: &Query,
-    scope: &'a Scope,
-    inputs: &Inputs<'a>,
-    cfg: &RankConfig,
-    calibration: &Calibration,
-    limit: usize,
+    scope: &Scope,
+    (prepared, vectors): (Prepared<'a>, Vectors<'a>),
+    Settings {
+        cfg,
+        calibration,
+        limit,
+    }: Settings<'_>,
     fusion: Fusion,
 ) -> Ranked {
     let mode = query.mode;
-    let explicit = query.verb_mentions.len();
     let dense = |v: Option<&'a [f32]>| {
         let _stage = tracing::info_span!("stage", stage = "dense").entered();
         v.and_then(|v| Dense::new(catalog, v, scope))
     };
-    let lexical = |text: &str| {
-        let _stage = tracing::info_span!("stage", stage = "lexical").entered();
-        catalog.bm25.hits(text)
-    };
-    // Mentions outlive the channels: graph evidence borrows their surfaces.
-    let mentions = query.mentions();
-    let step_mentions: Vec<Vec<crate::model::Mention>> =
-        query.steps.iter().map(|s| query.step_mentions(s)).collect();
-    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, inputs.hits);
-    let whole = Channels::new(
-        graph(&mentions),
-        dense(inputs.vector),
-        if mode.uses_lexical() || mode.uses_graph() {
-            lexical(&query.text)
-        } else {
-            (Vec::new(), Vec::new())
-        },
-        scope,
-        cfg,
-    );
-    let steps: Vec<Channels> = query
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(k, step)| {
-            Channels::new(
-                graph(&step_mentions[k]),
-                dense(inputs.step_vectors.get(k).map(Vec::as_slice)),
-                lexical(&step.text),
-                scope,
-                cfg,
-            )
-        })
-        .collect();
+    let Prepared {
+        mut whole,
+        mut steps,
+    } = prepared;
+    whole.dense = dense(vectors.whole);
+    for (k, ch) in steps.iter_mut().enumerate() {
+        ch.dense = dense(vectors.steps.get(k).map(Vec::as_slice));
+    }
+    let mentions = &query.all_mentions;
     let exact: HashSet<usize> = query.exact.iter().copied().collect();
 
     let fuse_stage = tracing::info_span!("stage", stage = "fuse").entered();
@@ -217,7 +238,7 @@ fn rank<'a>(
     drop(fuse_stage);
     let clarify = if mode.uses_graph() {
         let _stage = tracing::info_span!("stage", stage = "disambiguate").entered();
-        disambiguate(catalog, &mut scored, &mentions, cfg)
+        disambiguate(catalog, &mut scored, mentions, cfg)
     } else {
         None
     };
@@ -335,7 +356,7 @@ impl Texts<'_, '_> {
     fn fuse_all(&self, scope: &Scope) -> Fused {
         let _stage = tracing::info_span!("stage", stage = "fuse_all").entered();
         let mut top: Vec<Key> = Vec::with_capacity(scope.len());
-        let mut from: HashMap<usize, usize> = HashMap::new();
+        let mut from: HashMap<usize, usize> = HashMap::default();
         let mut winners: Vec<Option<Key>> = vec![None; self.steps.len()];
         for idx in scope.iter() {
             let named = self.exact.contains(&idx);
@@ -445,7 +466,7 @@ impl Texts<'_, '_> {
             f32::NEG_INFINITY
         };
         let mut top: Vec<Key> = Vec::new();
-        let mut from: HashMap<usize, usize> = HashMap::new();
+        let mut from: HashMap<usize, usize> = HashMap::default();
         for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
             let (key, step) = self.key(idx);
             if let Some(s) = step {
@@ -542,14 +563,21 @@ mod tests {
                     let hits = catalog.paths.candidates(&nodes, scope);
                     let vector = embedder.embed_query(&query.text).unwrap();
                     let steps = embedder.embed_documents(&query.step_texts()).unwrap();
-                    let inputs = Inputs {
-                        hits: &hits,
-                        vector: mode.uses_dense().then_some(vector.as_slice()),
-                        step_vectors: if mode.uses_dense() { &steps } else { &[] },
+                    let vectors = Vectors {
+                        whole: mode.uses_dense().then_some(vector.as_slice()),
+                        steps: if mode.uses_dense() { &steps } else { &[] },
                     };
                     let cfg = RankConfig::default();
                     let cal = Calibration::default();
-                    let go = |f| rank(catalog, &query, scope, &inputs, &cfg, &cal, 10, f);
+                    let go = |f| {
+                        let prepared = prepare(catalog, &query, scope, &hits, &cfg);
+                        let settings = Settings {
+                            cfg: &cfg,
+                            calibration: &cal,
+                            limit: 10,
+                        };
+                        rank(catalog, &query, scope, (prepared, vectors), settings, f)
+                    };
                     let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));
                     let view = |r: &Ranked| {
                         r.tools
@@ -589,7 +617,7 @@ mod tests {
                         steps: &[],
                         mode,
                         cfg: &cfg,
-                        exact: &HashSet::new(),
+                        exact: &HashSet::default(),
                     };
                     shortlisted += usize::from(texts.fuse_shortlist(scope, 10).is_some());
                 }

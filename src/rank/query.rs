@@ -5,7 +5,6 @@ use super::Mode;
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
 use crate::model::Mention;
-use std::ops::Range;
 
 /// A parsed request.
 #[derive(Debug)]
@@ -13,8 +12,8 @@ pub(crate) struct Query {
     pub mode: Mode,
     /// Mentions from the planner's `verb` field (stated intent).
     pub verb_mentions: Vec<Mention>,
-    /// Mentions from the free text.
-    pub text_mentions: Vec<Mention>,
+    /// Every mention: the verb field's first, then the text's.
+    pub all_mentions: Vec<Mention>,
     /// What the dense and lexical channels see: the verb's words, then the text.
     pub text: String,
     /// The steps of a multi-step request (empty for one intent).
@@ -28,16 +27,17 @@ pub(crate) struct Query {
 /// One step of a multi-step request.
 #[derive(Debug)]
 pub(crate) struct Step {
-    /// Byte range in the request's free text.
-    pub range: Range<usize>,
     /// The step as written (named in explanations).
     pub label: String,
     /// What the channels see: the verb's words, then the step.
     pub text: String,
+    /// The mentions this step sees: the verb field's, then the step's own.
+    pub mentions: Vec<Mention>,
 }
 
-/// `text` prefixed with the words of the planner's verb, when there is one.
-fn with_verb(verb: Option<&str>, text: &str) -> String {
+/// `text` prefixed with the words of the planner's verb, when there is one:
+/// what the dense and lexical channels see of a request.
+pub(crate) fn with_verb(verb: Option<&str>, text: &str) -> String {
     match verb {
         Some(v) if !v.trim().is_empty() => format!("{} {text}", split_identifier(v).join(" ")),
         _ => text.to_string(),
@@ -70,18 +70,27 @@ impl Query {
                 .into_iter()
                 .filter_map(|range| {
                     let label = text.get(range.clone())?.to_string();
+                    let mut mentions = verb_mentions.clone();
+                    mentions.extend(
+                        text_mentions
+                            .iter()
+                            .filter(|m| m.start >= range.start && m.end <= range.end)
+                            .cloned(),
+                    );
                     Some(Step {
                         text: with_verb(verb, &label),
                         label,
-                        range,
+                        mentions,
                     })
                 })
                 .collect()
         };
+        let mut all_mentions = verb_mentions.clone();
+        all_mentions.extend(text_mentions.iter().cloned());
         Self {
             mode,
             verb_mentions,
-            text_mentions,
+            all_mentions,
             text: with_verb(verb, text),
             steps,
             exact,
@@ -91,21 +100,7 @@ impl Query {
 
     /// Every mention: the verb field's first, then the text's.
     pub fn mentions(&self) -> Vec<Mention> {
-        let mut all = self.verb_mentions.clone();
-        all.extend(self.text_mentions.iter().cloned());
-        all
-    }
-
-    /// The mentions one step sees: the verb field's, then the step's own.
-    pub fn step_mentions(&self, step: &Step) -> Vec<Mention> {
-        let mut all = self.verb_mentions.clone();
-        all.extend(
-            self.text_mentions
-                .iter()
-                .filter(|m| m.start >= step.range.start && m.end <= step.range.end)
-                .cloned(),
-        );
-        all
+        self.all_mentions.clone()
     }
 
     /// The step texts, in order (what gets embedded per step).
