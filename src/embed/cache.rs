@@ -32,6 +32,13 @@ impl QueryCache {
         }
     }
 
+    /// Whether the vectors of `texts` are cached (a hint: another thread
+    /// may evict them before they are asked for).
+    pub fn contains(&self, texts: &[String]) -> bool {
+        let lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        lru.map.contains_key(texts)
+    }
+
     /// The cached vectors of `texts`, or those `embed` returns (then cached).
     pub fn get_or_embed<E>(
         &self,
@@ -91,5 +98,6 @@ mod tests {
         assert_eq!(cache.get_or_embed(&b, || embed(4.0)).unwrap()[0], [4.0]); // evicts a
         assert_eq!(cache.get_or_embed(&c, || embed(9.0)).unwrap()[0], [3.0]);
         assert_eq!(calls.get(), 4);
+        assert!(cache.contains(&b) && cache.contains(&c) && !cache.contains(&a));
     }
 }

@@ -385,8 +385,12 @@ impl Engine {
             pipeline::prepare(catalog, query, scope, &hits, &self.rank)
         };
         // Embedding the request is the one real cost: the graph and lexical
-        // channels are worked out on the other core meanwhile.
-        let (embedded, prepared) = if embedder.is_some() && vector.is_none() {
+        // channels are worked out on the other core meanwhile (unless the
+        // query cache answers).
+        let embeds = embedder.is_some()
+            && vector.is_none()
+            && !self.queries.contains(std::slice::from_ref(&query.text));
+        let (embedded, prepared) = if embeds {
             std::thread::scope(|s| {
                 let other = s.spawn(prepare);
                 let embedded = embed();

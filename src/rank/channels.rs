@@ -155,18 +155,26 @@ pub(crate) fn graph_scores<'a>(
     explicit: usize,
     hits: &[Hit<'a>],
 ) -> GraphScores<'a> {
-    // node -> hits
+    // node -> hits, in tool order (the store's candidates are sorted by tool)
     let mut by_node: HashMap<&str, Vec<&Hit<'a>>> = HashMap::default();
     for h in hits {
         by_node.entry(h.node).or_default().push(h);
     }
+    // An entity's rarity, looked up once per node (a popular entity is the
+    // `via` of tens of thousands of hits at 100k tools).
+    let mut rarity: HashMap<&'a str, f32> = HashMap::default();
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
-    let mut out = GraphScores::default();
+    let mut out = GraphScores {
+        per_tool: HashMap::with_capacity_and_hasher(hits.len().min(1 << 16), Default::default()),
+        evidence: Vec::with_capacity(hits.len().min(1 << 16)),
+    };
     // (tool, surface) pairs with a positive path: sibling evidence from a
     // mention with the same surface does not count against them.
     let mut matched: HashSet<(usize, &'a str)> = HashSet::default();
+    // One mention's weighted paths: (tool, weight, hit).
+    let mut weighted: Vec<(usize, f32, Hit<'a>)> = Vec::new();
     for (i, m) in mentions.iter().enumerate() {
         let w_m = mention_weight(m.kind)
             * if i < explicit && m.kind == MentionKind::Verb {
@@ -183,51 +191,60 @@ pub(crate) fn graph_scores<'a>(
             continue;
         }
         total += w_m;
-        // best positive and worst negative path per tool for this mention;
-        // only the winners become paths (a common verb reaches thousands)
-        let mut best: HashMap<usize, (f32, Hit<'a>)> = HashMap::default();
-        let mut worst: HashMap<usize, (f32, Hit<'a>)> = HashMap::default();
+        weighted.clear();
         for r in &m.iris {
             for &&h in by_node.get(r.iri.as_str()).into_iter().flatten() {
-                let idx = h.tool;
                 let is_verb = matches!(h.relation, Relation::Verb | Relation::VerbBroader);
                 let rarity = if is_verb {
                     1.0
                 } else {
-                    catalog.idf(h.via).sqrt()
+                    *rarity
+                        .entry(h.via)
+                        .or_insert_with(|| catalog.idf(h.via).sqrt())
                 };
                 let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
-                let slot = if w >= 0.0 { &mut best } else { &mut worst };
-                let better = match slot.get(&idx) {
-                    Some((old, _)) => w.abs() > old.abs(),
-                    None => true,
-                };
-                if better {
-                    slot.insert(idx, (w, h));
-                }
+                weighted.push((h.tool, w, h));
             }
         }
+        // Grouped by tool, in the order found (a stable sort; one IRI's
+        // hits are in tool order already).
+        weighted.sort_by_key(|w| w.0);
         let stated = i < explicit;
         let surface = m.surface.as_str();
-        let positive = best.into_iter().map(|b| (b, true));
-        let negative = worst.into_iter().map(|w| (w, false));
-        for ((tool, (weight, hit)), positive) in positive.chain(negative) {
-            if positive {
-                matched.insert((tool, surface));
-            } else if matched.contains(&(tool, surface)) {
-                continue;
+        // Per tool, the best positive path (the first of equal weights),
+        // then the worst negative one; only they become paths (a common
+        // verb reaches thousands of tools).
+        for group in weighted.chunk_by(|a, b| a.0 == b.0) {
+            let strongest = |positive: bool| {
+                group.iter().filter(|w| (w.1 >= 0.0) == positive).fold(
+                    None,
+                    |best: Option<&(usize, f32, Hit<'a>)>, w| match best {
+                        Some(b) if w.1.abs() <= b.1.abs() => Some(b),
+                        _ => Some(w),
+                    },
+                )
+            };
+            for (positive, found) in [(true, strongest(true)), (false, strongest(false))] {
+                let Some(&(tool, weight, hit)) = found else {
+                    continue;
+                };
+                if positive {
+                    matched.insert((tool, surface));
+                } else if matched.contains(&(tool, surface)) {
+                    continue;
+                }
+                let t = out.per_tool.entry(tool).or_default();
+                t.score += weight;
+                t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
+                out.evidence.push(Evidence {
+                    tool,
+                    mention: surface,
+                    hit,
+                    weight,
+                    stated,
+                    positive,
+                });
             }
-            let t = out.per_tool.entry(tool).or_default();
-            t.score += weight;
-            t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
-            out.evidence.push(Evidence {
-                tool,
-                mention: surface,
-                hit,
-                weight,
-                stated,
-                positive,
-            });
         }
     }
     if total > 0.0 {
