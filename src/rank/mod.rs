@@ -5,8 +5,11 @@
 //!
 //! - [`query`]: what a request says (mentions, steps, texts), parsed once;
 //! - [`channels`]: the graph channel's evidence and paths, per query text;
+//! - [`dense`]: cosines from an int8 pass with a proven error bound, exact
+//!   for a shortlist and on demand;
 //! - [`fusion`]: fused scores and the orders they define;
-//! - [`pipeline`]: channels → fuse → steps → disambiguate → step cover,
+//! - [`pipeline`]: channels → fuse (a shortlist whose answer is proven
+//!   equal to scoring every tool) → steps → disambiguate → step cover,
 //!   keeping a bounded top-k;
 //! - [`disambiguate`], [`confidence`]: close calls and calibrated probabilities;
 //! - [`prerequisites`]: with `dependencies`, each match's prerequisites
