@@ -94,7 +94,10 @@ fn main() {
 
     let model: Arc<FastEmbedder> =
         Arc::new(FastEmbedder::load(&default_model_dir()).unwrap_or_else(|e| panic!("{e}")));
-    if std::env::var_os("TOOLGRAPH_PERF_EXPERIMENT").is_some() {
+    // Diagnostic: the query embedding alone, back to back (the floor) and
+    // after 2 ms of something else (spinning, sweeping 4 MB of memory,
+    // sleeping), as it runs inside a search. Prints and exits.
+    if std::env::var_os("TOOLGRAPH_PERF_EMBED_GAPS").is_some() {
         let (_, qf) = catalog(&dir, 1000, 7);
         let queries = read_queries(&qf);
         let mem: Vec<u8> = vec![1; 4 << 20];
