@@ -163,6 +163,17 @@ fn bolt_err(server: &GraphServer, e: neo4rs::Error) -> Error {
                 e.code()
             ))
         }
+        // neo4rs 0.8 hands a failed COMMIT back as an unexpected message
+        // carrying the server's failure (ArcadeDB answers concurrent commits
+        // on the same page with `Neo.TransientError.Transaction.
+        // DeadlockDetected`): the transaction is rolled back, so it is a
+        // conflict to retry like the parsed transient errors above.
+        neo4rs::Error::UnexpectedMessage(m) if m.contains("Neo.TransientError") => {
+            Error::Conflict(format!(
+                "graph server {}: {m}; nothing was written, try again",
+                server.url
+            ))
+        }
         other => Error::Store(format!("graph server {}: {other}", server.url)),
     }
 }
@@ -831,6 +842,27 @@ impl Sparql for Neo4jStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transient_commit_failure_is_a_conflict_to_retry() {
+        let server = GraphServer {
+            url: "bolt://127.0.0.1:7687".into(),
+            user: "root".into(),
+            password: String::new(),
+            database: "tg".into(),
+        };
+        // What neo4rs 0.8 returned for a concurrent commit on ArcadeDB.
+        let commit = neo4rs::Error::UnexpectedMessage(
+            "unexpected response for COMMIT: Failure(Failure { metadata: BoltMap { value: \
+             {BoltString { value: \"code\" }: String(BoltString { value: \
+             \"Neo.TransientError.Transaction.DeadlockDetected\" })} } })"
+                .into(),
+        );
+        assert!(matches!(bolt_err(&server, commit), Error::Conflict(_)));
+        let other =
+            neo4rs::Error::UnexpectedMessage("unexpected response for BEGIN: Ignored".into());
+        assert!(matches!(bolt_err(&server, other), Error::Store(_)));
+    }
 
     #[test]
     fn statements_round_trip_through_their_server_form() {
