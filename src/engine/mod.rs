@@ -31,9 +31,6 @@ use crate::model::Mention;
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Ranked, Vectors};
-
-/// A request's embedding and its steps' (`None`: no dense channel).
-type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 use crate::rank::query::Query;
 use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
@@ -43,6 +40,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+/// A request's embedding and its steps' (`None`: no dense channel).
+type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 
 /// Query embeddings kept (each ~1.5 KB).
 const QUERY_CACHE: usize = 4096;
@@ -351,12 +351,18 @@ impl Engine {
             }
             _ => None,
         };
-        let embed = || -> Result<Embedded> {
+        // Embedding the request is the one real cost: the graph and lexical
+        // channels are worked out on the other core meanwhile (unless the
+        // query cache answers).
+        let embeds = embedder.is_some()
+            && vector.is_none()
+            && !self.queries.contains(std::slice::from_ref(&query.text));
+        let embed = move || -> Result<Embedded> {
             let Some(embedder) = embedder else {
                 return Ok((None, Vec::new()));
             };
             let _stage = tracing::info_span!("stage", stage = "embed").entered();
-            let whole = match vector.clone() {
+            let whole = match vector {
                 Some(v) => v,
                 None => {
                     let text = [query.text.clone()];
@@ -384,12 +390,6 @@ impl Engine {
             };
             pipeline::prepare(catalog, query, scope, &hits, &self.rank)
         };
-        // Embedding the request is the one real cost: the graph and lexical
-        // channels are worked out on the other core meanwhile (unless the
-        // query cache answers).
-        let embeds = embedder.is_some()
-            && vector.is_none()
-            && !self.queries.contains(std::slice::from_ref(&query.text));
         let (embedded, prepared) = if embeds {
             std::thread::scope(|s| {
                 let other = s.spawn(prepare);

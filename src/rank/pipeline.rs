@@ -317,6 +317,17 @@ struct Fused {
     winners: Vec<Option<Key>>,
 }
 
+/// A step's best tool so far, replaced only by a strictly higher score.
+fn challenge(best: &mut Option<Key>, idx: usize, fused: f32) {
+    if best.is_none_or(|w| fused > w.fused) {
+        *best = Some(Key {
+            idx,
+            fused,
+            bm25: 0.0,
+        });
+    }
+}
+
 /// The query texts of one request (the whole and its steps), fused.
 struct Texts<'c, 'a> {
     whole: &'c Channels<'a>,
@@ -351,6 +362,15 @@ impl Texts<'_, '_> {
         (best, from)
     }
 
+    /// Adds tool `idx`'s key to `top`, noting the step it came from.
+    fn keep(&self, idx: usize, top: &mut Vec<Key>, from: &mut HashMap<usize, usize>) {
+        let (key, step) = self.key(idx);
+        if let Some(s) = step {
+            from.insert(idx, s);
+        }
+        top.push(key);
+    }
+
     /// Every tool in scope scored exactly: the reference the shortlist
     /// must agree with, and the answer when its bounds cannot decide.
     fn fuse_all(&self, scope: &Scope) -> Fused {
@@ -361,20 +381,13 @@ impl Texts<'_, '_> {
         for idx in scope.iter() {
             let named = self.exact.contains(&idx);
             for (k, ch) in self.steps.iter().enumerate() {
-                let fused = ch.fused(idx, self.mode, self.cfg, named);
-                if winners[k].is_none_or(|w| fused > w.fused) {
-                    winners[k] = Some(Key {
-                        idx,
-                        fused,
-                        bm25: 0.0,
-                    });
-                }
+                challenge(
+                    &mut winners[k],
+                    idx,
+                    ch.fused(idx, self.mode, self.cfg, named),
+                );
             }
-            let (key, step) = self.key(idx);
-            if let Some(k) = step {
-                from.insert(idx, k);
-            }
-            top.push(key);
+            self.keep(idx, &mut top, &mut from);
         }
         Fused { top, from, winners }
     }
@@ -420,17 +433,14 @@ impl Texts<'_, '_> {
                 .collect();
             let floor = bounds.iter().map(|b| b.1).fold(f32::NEG_INFINITY, f32::max);
             let mut best: Option<Key> = None;
+            // Candidates are ascending: the first of equal scores wins, as
+            // in catalog order.
             for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
-                let fused = ch.fused(idx, mode, cfg, self.exact.contains(&idx));
-                // Candidates are ascending: the first of equal scores wins,
-                // as in catalog order.
-                if best.is_none_or(|w| fused > w.fused) {
-                    best = Some(Key {
-                        idx,
-                        fused,
-                        bm25: 0.0,
-                    });
-                }
+                challenge(
+                    &mut best,
+                    idx,
+                    ch.fused(idx, mode, cfg, self.exact.contains(&idx)),
+                );
             }
             if best.is_none_or(|w| w.fused <= outside(ch, 0.0)) {
                 return None;
@@ -468,11 +478,7 @@ impl Texts<'_, '_> {
         let mut top: Vec<Key> = Vec::new();
         let mut from: HashMap<usize, usize> = HashMap::default();
         for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
-            let (key, step) = self.key(idx);
-            if let Some(s) = step {
-                from.insert(idx, s);
-            }
-            top.push(key);
+            self.keep(idx, &mut top, &mut from);
         }
         // Nothing outside the candidates may reach the k-th best key.
         let cmp = order(mode);
@@ -495,11 +501,7 @@ impl Texts<'_, '_> {
         // Step winners are listed even when their key is not among the best.
         for w in winners.iter().flatten() {
             if !top.iter().any(|t| t.idx == w.idx) {
-                let (key, step) = self.key(w.idx);
-                if let Some(s) = step {
-                    from.insert(w.idx, s);
-                }
-                top.push(key);
+                self.keep(w.idx, &mut top, &mut from);
             }
         }
         Some(Fused { top, from, winners })
