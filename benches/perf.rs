@@ -350,7 +350,7 @@ fn registration(dir: &Path, model: &Arc<FastEmbedder>, n: usize) -> Value {
         .load_paths(&[tools], None)
         .unwrap_or_else(|e| panic!("{e}"));
     let reg_s = t.elapsed().as_secs_f64();
-    let embedded = loaded.embeddings.map_or(0, |s| s.embedded);
+    let (embedded, ahead) = loaded.embeddings.map_or((0, 0), |s| (s.embedded, s.ahead));
     assert_eq!(embedded, n, "every new tool is embedded once");
     json!({
         "tools": n,
@@ -358,6 +358,7 @@ fn registration(dir: &Path, model: &Arc<FastEmbedder>, n: usize) -> Value {
         "raw_embed_per_s": round3(n as f64 / raw_s),
         "register_s": round3(reg_s),
         "tools_per_s": round3(n as f64 / reg_s),
+        "embedded_beside_store_write": ahead,
     })
 }
 

@@ -28,6 +28,26 @@ pub struct Param {
     pub entity: Option<String>,
 }
 
+impl Param {
+    /// A tool's parameters as the catalog holds them: one per name (the
+    /// fullest description kept when sources disagree), required ones first,
+    /// then by name. Independent of the order they arrive in.
+    pub fn canonical(mut params: Vec<Param>) -> Vec<Param> {
+        params.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then(b.description.len().cmp(&a.description.len()))
+                .then(a.description.cmp(&b.description))
+                .then(b.required.cmp(&a.required))
+                .then(a.ty.cmp(&b.ty))
+                .then(a.entity.cmp(&b.entity))
+        });
+        params.dedup_by(|a, b| a.name == b.name);
+        params.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
+        params
+    }
+}
+
 /// A tool as an importer sees it, before it is linked to the ontology.
 ///
 /// Every importer (MCP `tools/list`, OpenAPI, JSONL, Turtle) produces these;

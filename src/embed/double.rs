@@ -83,6 +83,12 @@ impl Embedder for HashEmbedder {
     fn embed_documents(&self, texts: &[String]) -> crate::error::Result<Vec<Vec<f32>>> {
         Ok(texts.iter().map(|t| self.embed(t)).collect())
     }
+    fn embed_documents_beside(
+        &self,
+        texts: &[String],
+    ) -> Option<crate::error::Result<Vec<Vec<f32>>>> {
+        Some(self.embed_documents(texts))
+    }
 }
 
 #[cfg(test)]

@@ -21,10 +21,12 @@ pub(crate) use cache::QueryCache;
 pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub use index::VectorIndex;
+pub(crate) use store::{Ahead, embed_ahead};
 pub use store::{
     IndexHealth, SharedVectors, SyncReport, SyncSources, Vectors, index_health, read_vectors,
     sync_index, sync_vectors,
 };
+pub(crate) use text::descriptor_text;
 pub use text::embedding_text;
 
 /// Name of the model directory under `~/.cache/toolgraph/models/`.
@@ -43,6 +45,16 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn embed_query(&self, text: &str) -> crate::error::Result<Vec<f32>>;
     /// Embeds many documents, in order; batches internally.
     fn embed_documents(&self, texts: &[String]) -> crate::error::Result<Vec<Vec<f32>>>;
+    /// Embeds documents like [`Embedder::embed_documents`] (the same
+    /// vectors) but on one core, for work that runs beside other work: a
+    /// registration embeds its new tools while the store writes them.
+    /// `None` when the embedder has no such mode.
+    fn embed_documents_beside(
+        &self,
+        _texts: &[String],
+    ) -> Option<crate::error::Result<Vec<Vec<f32>>>> {
+        None
+    }
 }
 
 /// Where the setup script installs the model: `$TOOLGRAPH_MODEL_DIR`, else

@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -33,6 +34,10 @@ const SYNC_BATCH: usize = 32;
 pub struct SyncReport {
     /// Tools embedded now (new, changed, or all on a full re-index).
     pub embedded: usize,
+    /// Of those, tools embedded ahead: on one core while the store wrote
+    /// them.
+    #[serde(default)]
+    pub ahead: usize,
     /// Tools whose stored vector was kept.
     pub reused: usize,
     /// Stored vectors removed because their tool is gone.
@@ -335,6 +340,79 @@ pub struct SyncSources<'a> {
     pub dir: Option<&'a Path>,
     /// Vectors shared through the catalog's store.
     pub shared: Option<&'a dyn SharedVectors>,
+    /// Vectors embedded ahead, while the store wrote this change.
+    pub ahead: Option<&'a Ahead>,
+}
+
+/// Vectors embedded ahead of a sync (on one core, while the store wrote
+/// the tools they are for), keyed by the content hash of their text: a
+/// sync takes one only for a tool whose text it is.
+#[derive(Debug, Default)]
+pub struct Ahead {
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+impl Ahead {
+    /// Vectors computed.
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    /// Of `texts`, those a sync after `previous` would embed: each once,
+    /// not already held by `previous` under `model_id`.
+    pub fn wanted(
+        texts: impl IntoIterator<Item = String>,
+        previous: Option<&Vectors>,
+        model_id: &str,
+    ) -> Vec<String> {
+        let held: HashSet<&str> = previous
+            .filter(|p| p.model_id == model_id)
+            .map(|p| p.hashes.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mut seen = HashSet::new();
+        texts
+            .into_iter()
+            .filter(|t| {
+                let hash = content_hash(t);
+                !held.contains(hash.as_str()) && seen.insert(hash)
+            })
+            .collect()
+    }
+}
+
+/// Texts per call while embedding ahead: one call on one core takes about
+/// 80 ms, the most a stop waits.
+const AHEAD_BATCH: usize = 8;
+
+/// Embeds `texts` with [`Embedder::embed_documents_beside`], shortest
+/// first, a few at a time, until all are done or `stop` is set. An error
+/// (or an embedder without that mode) ends it quietly: whatever is missing,
+/// the sync embeds, and reports its errors.
+pub fn embed_ahead(embedder: &dyn Embedder, mut texts: Vec<String>, stop: &AtomicBool) -> Ahead {
+    texts.sort_by_key(String::len);
+    let dim = embedder.dim();
+    let mut vectors = HashMap::with_capacity(texts.len());
+    for chunk in texts.chunks(AHEAD_BATCH) {
+        if stop.load(AtomicOrdering::Relaxed) {
+            break;
+        }
+        let Some(Ok(out)) = embedder.embed_documents_beside(chunk) else {
+            break;
+        };
+        if out.len() != chunk.len() {
+            break;
+        }
+        for (text, v) in chunk.iter().zip(out) {
+            if v.len() == dim && v.iter().all(|x| x.is_finite()) {
+                vectors.insert(content_hash(text), v);
+            }
+        }
+    }
+    Ahead { vectors }
 }
 
 impl std::fmt::Debug for SyncSources<'_> {
@@ -343,6 +421,7 @@ impl std::fmt::Debug for SyncSources<'_> {
             .field("previous", &self.previous.map(|v| v.index.len()))
             .field("dir", &self.dir)
             .field("shared", &self.shared.is_some())
+            .field("ahead", &self.ahead.map(Ahead::len))
             .finish()
     }
 }
@@ -383,6 +462,7 @@ pub fn sync_vectors(
         previous,
         dir,
         shared,
+        ahead,
     } = from;
     let model_id = embedder.model_id().to_string();
     let dim = embedder.dim();
@@ -426,15 +506,31 @@ pub fn sync_vectors(
         }
         kept.push(row);
     }
+    // What was embedded ahead, while the store wrote (this load's work too:
+    // counted as embedded).
+    let mut fresh: HashMap<usize, Vec<f32>> = HashMap::with_capacity(to_embed.len());
+    if let Some(ahead) = ahead {
+        for &i in &to_embed {
+            if let Some(v) = ahead.vectors.get(&hashes[i]).filter(|v| v.len() == dim) {
+                fresh.insert(i, v.clone());
+            }
+        }
+    }
+    let from_ahead = fresh.len();
     // What the shared store already holds (another replica embedded it).
     let mut fetched: HashMap<usize, Vec<f32>> = HashMap::new();
-    if let (Some(shared), false) = (shared, to_embed.is_empty()) {
-        let ask: Vec<(&str, &str)> = to_embed
+    if let (Some(shared), false) = (shared, to_embed.len() == from_ahead) {
+        let asked: Vec<usize> = to_embed
+            .iter()
+            .copied()
+            .filter(|i| !fresh.contains_key(i))
+            .collect();
+        let ask: Vec<(&str, &str)> = asked
             .iter()
             .map(|&i| (wanted[i].0, hashes[i].as_str()))
             .collect();
         let answers = shared.fetch(&model_id, &ask)?;
-        for (&i, v) in to_embed.iter().zip(answers) {
+        for (&i, v) in asked.iter().zip(answers) {
             if let Some(v) = v.filter(|v| v.len() == dim && v.iter().all(|x| x.is_finite())) {
                 fetched.insert(i, v);
             }
@@ -450,9 +546,13 @@ pub fn sync_vectors(
     // Embed what is missing, texts of similar length together (a batch
     // is padded to its longest text).
     to_embed.sort_by_key(|&i| wanted.get(i).map_or(0, |(_, t)| t.len()));
-    let bar = progress_bar(progress, to_embed.len());
-    let mut fresh: HashMap<usize, Vec<f32>> = HashMap::with_capacity(to_embed.len());
-    for chunk in to_embed.chunks(SYNC_BATCH) {
+    let left: Vec<usize> = to_embed
+        .iter()
+        .copied()
+        .filter(|i| !fresh.contains_key(i))
+        .collect();
+    let bar = progress_bar(progress, left.len());
+    for chunk in left.chunks(SYNC_BATCH) {
         let texts: Vec<String> = chunk
             .iter()
             .filter_map(|&i| wanted.get(i).map(|(_, t)| t.clone()))
@@ -499,6 +599,7 @@ pub fn sync_vectors(
 
     let report = SyncReport {
         embedded: to_embed.len(),
+        ahead: from_ahead,
         shared: fetched.len(),
         reused: wanted.len() - to_embed.len() - fetched.len(),
         dropped,

@@ -1,6 +1,6 @@
 //! The one recipe for the text a tool is embedded as.
 
-use crate::model::Tool;
+use crate::model::{Param, Tool, ToolDescriptor};
 
 /// How much of a tool's model description is embedded. Measured with dense
 /// retrieval on MetaTool (2,000 queries, the only dev set that has model
@@ -64,6 +64,22 @@ pub fn embedding_text(tool: &Tool) -> String {
         lines.push(format!("Parameters: {}", params.join("; ")));
     }
     lines.join("\n")
+}
+
+/// The text a tool registered from `descriptor` alone will be embedded as,
+/// known before the store has it: the name, texts and parameters the store
+/// reads back for it (parameters one per name, as [`Param::canonical`]
+/// orders them). A tool other sources also describe may read back
+/// differently; its text is then simply not this one.
+pub(crate) fn descriptor_text(descriptor: &ToolDescriptor) -> String {
+    let tool = Tool {
+        name: descriptor.name.clone(),
+        description: descriptor.description.clone(),
+        model_description: descriptor.model_description.clone(),
+        params: Param::canonical(descriptor.params.clone()),
+        ..Tool::default()
+    };
+    embedding_text(&tool)
 }
 
 fn collapse_ws(s: &str) -> String {

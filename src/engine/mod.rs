@@ -23,11 +23,11 @@ pub use requests::{
 
 use crate::catalog::Catalog;
 use crate::embed::{
-    Embedder, FastEmbedder, QueryCache, SharedVectors, SyncReport, SyncSources, sync_vectors,
+    Ahead, Embedder, FastEmbedder, QueryCache, SharedVectors, SyncReport, SyncSources, sync_vectors,
 };
 use crate::error::{Error, Result};
-use crate::graph::{GraphStore, Synced};
-use crate::model::Mention;
+use crate::graph::{GraphStore, OntologyFacts, Synced, ToolLink};
+use crate::model::{LexEntry, Mention, PolicyFact, Tool};
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Ranked, Vectors};
@@ -43,6 +43,15 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
+
+/// What [`Engine::read_store`] reads.
+struct StoreRead {
+    tools: Vec<Tool>,
+    lexicon: Vec<LexEntry>,
+    facts: OntologyFacts,
+    links: Vec<ToolLink>,
+    policy: Vec<PolicyFact>,
+}
 
 /// Query embeddings kept (each ~1.5 KB).
 const QUERY_CACHE: usize = 4096;
@@ -153,11 +162,30 @@ impl Engine {
 
     /// Rebuilds the snapshot from the store; re-embeds only changed tools.
     pub fn refresh(&self) -> Result<Option<SyncReport>> {
-        let tools = self.store.tools()?;
-        let lexicon = self.store.lexicon()?;
-        let facts = self.store.ontology()?;
-        let links = self.store.links()?;
-        let policy_facts = self.store.policy()?;
+        self.publish(self.read_store()?, None)
+    }
+
+    /// Everything a snapshot is built from, as the store holds it now.
+    fn read_store(&self) -> Result<StoreRead> {
+        Ok(StoreRead {
+            tools: self.store.tools()?,
+            lexicon: self.store.lexicon()?,
+            facts: self.store.ontology()?,
+            links: self.store.links()?,
+            policy: self.store.policy()?,
+        })
+    }
+
+    /// Builds and swaps in the snapshot of `read`: vectors synced (those
+    /// `ahead` holds are taken, not embedded again).
+    fn publish(&self, read: StoreRead, ahead: Option<&Ahead>) -> Result<Option<SyncReport>> {
+        let StoreRead {
+            tools,
+            lexicon,
+            facts,
+            links,
+            policy: policy_facts,
+        } = read;
         let (vectors, sync) = match &self.embedder {
             Some(embedder) => {
                 let dir = self.data_dir.as_ref().map(|d| d.join("vectors"));
@@ -167,6 +195,7 @@ impl Engine {
                     previous: previous.catalog.vectors.as_ref(),
                     dir: dir.as_deref(),
                     shared: Some(&shared),
+                    ahead,
                 };
                 let (vectors, report) =
                     sync_vectors(from, &tools, embedder.as_ref(), self.progress)?;
@@ -175,8 +204,11 @@ impl Engine {
             None => (None, None),
         };
         if let Some(r) = &sync {
+            // Embedded ahead but not taken (a tool whose text read back
+            // differently) was computed all the same.
+            let unused = ahead.map_or(0, |a| a.len().saturating_sub(r.ahead));
             self.embedded
-                .fetch_add(r.embedded as u64, Ordering::Relaxed);
+                .fetch_add((r.embedded + unused) as u64, Ordering::Relaxed);
         }
         let catalog = Catalog::build(
             tools,

@@ -4,7 +4,7 @@
 
 use super::{Engine, LoadOutcome, Registration};
 use crate::constellation;
-use crate::embed::SyncReport;
+use crate::embed::{Ahead, SyncReport, descriptor_text, embed_ahead};
 use crate::error::{Error, Result};
 use crate::extract::{Extractor, Lexicon};
 use crate::graph::{GraphStore, LoadReport, Source, SourceData};
@@ -13,6 +13,7 @@ use crate::model::Constellation;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::PoisonError;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::time::Duration;
 
 impl Engine {
@@ -74,12 +75,57 @@ impl Engine {
     /// the snapshot (re-embedding only what changed).
     pub fn load(&self, sources: &[Source]) -> Result<(LoadReport, Option<SyncReport>)> {
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let report = if self.strict {
-            self.store.load(sources)?
-        } else {
-            self.store.load_unchecked(sources)?
+        let write = || {
+            let report = if self.strict {
+                self.store.load(sources)?
+            } else {
+                self.store.load_unchecked(sources)?
+            };
+            Ok((report, self.read_store()?))
         };
-        Ok((report, self.refresh()?))
+        let texts = self.texts_ahead(sources);
+        let Some(embedder) = self.embedder.as_deref().filter(|_| !texts.is_empty()) else {
+            let (report, read) = write()?;
+            return Ok((report, self.publish(read, None)?));
+        };
+        // The new tools' texts are known before the store has them: one
+        // core embeds them while the other writes and reads back; the sync
+        // then takes those vectors and embeds the rest on every core.
+        let stop = AtomicBool::new(false);
+        let (written, ahead) = std::thread::scope(|s| {
+            let worker = s.spawn(|| embed_ahead(embedder, texts, &stop));
+            let written: Result<_> = write();
+            stop.store(true, AtomicOrdering::Relaxed);
+            (written, worker.join().unwrap_or_default())
+        });
+        let (report, read) = written?;
+        Ok((report, self.publish(read, Some(&ahead))?))
+    }
+
+    /// The texts of the tools `sources` describe that are not embedded yet,
+    /// when this load can embed them beside the store write: an embedder
+    /// with a one-core mode, and a second core.
+    fn texts_ahead(&self, sources: &[Source]) -> Vec<String> {
+        let Some(embedder) = &self.embedder else {
+            return Vec::new();
+        };
+        if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+            return Vec::new();
+        }
+        let texts = sources
+            .iter()
+            .filter_map(|s| match &s.data {
+                SourceData::Constellations(items) => Some(items),
+                SourceData::Turtle(_) => None,
+            })
+            .flatten()
+            .map(|c| descriptor_text(&c.descriptor));
+        let snapshot = self.snapshot();
+        Ahead::wanted(
+            texts,
+            snapshot.catalog.vectors.as_ref(),
+            embedder.model_id(),
+        )
     }
 
     /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
@@ -286,5 +332,73 @@ impl Engine {
             .sparql()
             .ok_or_else(|| Error::Unavailable("this store does not answer SPARQL".into()))?;
         sparql.query_within(query, Some(limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::embedding_text;
+    use crate::engine::{Embeddings, EngineOptions};
+    use crate::synth::{SynthOptions, from_ontology};
+    use std::collections::HashMap;
+
+    /// What a registration embeds ahead is what the sync then needs: a
+    /// tool one source describes reads back with the name, texts and
+    /// parameters of its descriptor, so both recipes give the same text.
+    #[test]
+    fn descriptor_texts_are_the_texts_the_store_reads_back() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Off)).unwrap();
+        engine.load_paths(&[root.join("ontology")], None).unwrap();
+        let synthetic = from_ontology(
+            &root.join("ontology"),
+            &SynthOptions {
+                tools: 300,
+                queries: 0,
+                seed: 5,
+            },
+        )
+        .unwrap();
+        let mut text = synthetic.tools_jsonl();
+        // Parameters out of order, a blank description, a model description.
+        text.push_str(concat!(
+            r#"{"id": "odd_tool", "name": "oddTool_v2", "description": "  Books   a ferry  ","#,
+            r#" "meta": {"description_for_model": "Use when the user wants a ferry."},"#,
+            r#" "parameters": {"type": "object", "required": ["zeta"], "properties": {"#,
+            r#""zeta": {"type": "string", "description": "last"}, "alpha": {"type": "integer"},"#,
+            r#" "mid_name": {"type": "string", "description": ""}}}}"#,
+            "\n"
+        ));
+        let input = import::parse_input("synth.jsonl", &text, Some(Format::Jsonl)).unwrap();
+        let sources = engine.sources(vec![input]).unwrap();
+        engine.load(&sources).unwrap();
+        let read: HashMap<String, String> = engine
+            .store
+            .tools()
+            .unwrap()
+            .iter()
+            .map(|t| (t.iri.clone(), embedding_text(t)))
+            .collect();
+        let mut compared = 0;
+        for source in &sources {
+            let SourceData::Constellations(items) = &source.data else {
+                continue;
+            };
+            for c in items {
+                assert_eq!(
+                    descriptor_text(&c.descriptor),
+                    read[&c.iri],
+                    "{}",
+                    c.descriptor.id
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 301);
+        assert!(
+            read.values()
+                .any(|t| t.contains("Parameters: zeta: last; alpha"))
+        );
     }
 }

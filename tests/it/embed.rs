@@ -326,3 +326,134 @@ fn re_registering_an_unchanged_catalog_re_embeds_nothing() {
     assert_eq!(after_restart.store.quads_after, quads);
     assert_eq!(reopened.catalog_size(), 300);
 }
+
+/// The one-core session a registration embeds with beside the store write
+/// gives the very vectors the shared session gives (a tool's vector must
+/// not depend on which of the two embedded it).
+#[test]
+fn embedding_beside_other_work_gives_the_same_vectors() {
+    let m = model();
+    let texts: Vec<String> = [
+        "reserve an airline seat",
+        "book a table for two at an Italian restaurant tonight",
+        "",
+        "sha256 checksum of a file",
+        "Parameters: flight number: the carrier code and number; date: departure day",
+    ]
+    .iter()
+    .map(|t| t.to_string())
+    .collect();
+    let shared = m.embed_documents(&texts).unwrap();
+    let beside = m
+        .embed_documents_beside(&texts)
+        .expect("the real model has a one-core mode")
+        .unwrap();
+    assert_eq!(beside.len(), texts.len());
+    for (i, (a, b)) in shared.iter().zip(&beside).enumerate() {
+        assert_eq!(a, b, "text {i}: {:?}", texts[i]);
+    }
+}
+
+/// An embedder without the one-core mode: registrations embed everything
+/// in the sync, nothing ahead.
+#[derive(Debug)]
+struct NoBeside(HashEmbedder);
+
+impl Embedder for NoBeside {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn model_id(&self) -> &str {
+        self.0.model_id()
+    }
+    fn embed_query(&self, text: &str) -> toolgraph::Result<Vec<f32>> {
+        self.0.embed_query(text)
+    }
+    fn embed_documents(&self, texts: &[String]) -> toolgraph::Result<Vec<Vec<f32>>> {
+        self.0.embed_documents(texts)
+    }
+}
+
+/// Registering with vectors embedded ahead (beside the store write) ends
+/// in the same catalog as embedding everything after it: the same tools
+/// embedded, the same ranking and scores. A tool two sources describe reads
+/// back with merged texts; its vector is the merged text's.
+#[test]
+fn embedding_ahead_changes_no_vector_and_no_ranking() {
+    use std::sync::Arc;
+    use toolgraph::synth::SynthOptions;
+    use toolgraph::{Embeddings, Engine, EngineOptions, SearchRequest};
+    let root = crate::common::root();
+    let tmp = tempfile::tempdir().unwrap();
+    let synthetic = toolgraph::synth::from_ontology(
+        &root.join("ontology"),
+        &SynthOptions {
+            tools: 400,
+            queries: 40,
+            seed: 11,
+        },
+    )
+    .unwrap();
+    let file = tmp.path().join("tools.jsonl");
+    std::fs::write(&file, synthetic.tools_jsonl()).unwrap();
+    // The first tool again, from a second source, with a longer description.
+    let first: serde_json::Value =
+        serde_json::from_str(synthetic.tools_jsonl().lines().next().unwrap()).unwrap();
+    let mut again = first.clone();
+    again["description"] = serde_json::Value::String(format!(
+        "{} It also says more than the first source did.",
+        first["description"].as_str().unwrap_or_default()
+    ));
+    let other = tmp.path().join("other.jsonl");
+    std::fs::write(&other, again.to_string()).unwrap();
+
+    let engines: Vec<(Engine, u64)> = [
+        Arc::new(HashEmbedder::new()) as Arc<dyn Embedder>,
+        Arc::new(NoBeside(HashEmbedder::new())),
+    ]
+    .into_iter()
+    .map(|embedder| {
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(embedder))).unwrap();
+        engine.load_paths(&[root.join("ontology")], None).unwrap();
+        let loaded = engine
+            .load_paths(&[file.clone(), other.clone()], None)
+            .unwrap();
+        let sync = loaded.embeddings.unwrap();
+        assert_eq!(sync.embedded, 400, "{sync:?}");
+        (engine, sync.ahead as u64)
+    })
+    .collect();
+    assert_eq!(engines[1].1, 0, "no one-core mode, nothing ahead");
+    // The double embeds in microseconds and the store write takes far
+    // longer, so with a second core the sync finds the vectors ahead.
+    if std::thread::available_parallelism().map_or(1, usize::from) >= 2 {
+        assert!(engines[0].1 > 0, "embedded ahead: {}", engines[0].1);
+    }
+    assert!(engines[0].1 <= 400);
+    for q in &synthetic.queries {
+        let text = q["query"].as_str().unwrap();
+        let answers: Vec<Vec<(String, String, String)>> = engines
+            .iter()
+            .map(|(engine, _)| {
+                let request = SearchRequest {
+                    text: text.into(),
+                    limit: 10,
+                    explain: true,
+                    ..SearchRequest::default()
+                };
+                engine
+                    .search(&request)
+                    .unwrap()
+                    .matches
+                    .iter()
+                    .map(|m| {
+                        let dense = format!("{:?}", m.details);
+                        (m.id.clone(), format!("{:.6}", m.score), dense)
+                    })
+                    .collect()
+            })
+            .collect();
+        assert!(!answers[0].is_empty(), "{text}");
+        assert_eq!(answers[0], answers[1], "{text}");
+    }
+}

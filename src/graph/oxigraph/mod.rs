@@ -707,20 +707,8 @@ impl GraphStore for OxigraphStore {
         }
         let mut out: Vec<Tool> = tools.into_values().collect();
         for t in &mut out {
-            if let Some(mut ps) = params.remove(&t.iri) {
-                // One parameter per name, the fullest description kept.
-                ps.sort_by(|a, b| {
-                    a.name
-                        .cmp(&b.name)
-                        .then(b.description.len().cmp(&a.description.len()))
-                        .then(a.description.cmp(&b.description))
-                        .then(b.required.cmp(&a.required))
-                        .then(a.ty.cmp(&b.ty))
-                        .then(a.entity.cmp(&b.entity))
-                });
-                ps.dedup_by(|a, b| a.name == b.name);
-                ps.sort_by(|a, b| b.required.cmp(&a.required).then(a.name.cmp(&b.name)));
-                t.params = ps;
+            if let Some(ps) = params.remove(&t.iri) {
+                t.params = Param::canonical(ps);
             }
             t.verbs.dedup_by(|a, b| a.iri == b.iri);
             t.domains.dedup_by(|a, b| a.iri == b.iri);
