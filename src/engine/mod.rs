@@ -166,13 +166,30 @@ impl Engine {
     }
 
     /// Everything a snapshot is built from, as the store holds it now.
+    /// The tools on one thread, the rest on another: at 100k tools each
+    /// side reads for tens of seconds on open.
     fn read_store(&self) -> Result<StoreRead> {
+        let store = self.store.as_ref();
+        let (tools, rest) = std::thread::scope(|s| {
+            let tools = s.spawn(|| store.tools());
+            let rest = (|| {
+                Ok::<_, Error>((
+                    store.lexicon()?,
+                    store.ontology()?,
+                    store.links()?,
+                    store.policy()?,
+                ))
+            })();
+            (tools.join(), rest)
+        });
+        let tools = tools.map_err(|_| Error::Store("reading the tools panicked".into()))??;
+        let (lexicon, facts, links, policy) = rest?;
         Ok(StoreRead {
-            tools: self.store.tools()?,
-            lexicon: self.store.lexicon()?,
-            facts: self.store.ontology()?,
-            links: self.store.links()?,
-            policy: self.store.policy()?,
+            tools,
+            lexicon,
+            facts,
+            links,
+            policy,
         })
     }
 

@@ -426,8 +426,21 @@ fn dependencies_come_back_with_their_kind(fresh: fn() -> Fresh) {
         .find(|t| t.name == "person_calendar_book")
         .unwrap();
     let on: Vec<&str> = book.depends_on.iter().map(|d| d.on.as_str()).collect();
-    assert!(on.contains(&"person_calendar_search"), "{on:?}");
-    assert!(on.contains(&"customer_get"), "{on:?}");
+    // By name, once each: never the target's display label ("Get a customer").
+    assert_eq!(on, ["customer_get", "person_calendar_search"], "{on:?}");
+    // Every other link shows its target's preferred label.
+    assert!(
+        book.verbs
+            .iter()
+            .all(|l| !l.label.is_empty() && !l.label.contains('/'))
+    );
+    assert!(
+        book.entities
+            .first()
+            .is_some_and(|e| !e.label.contains('/')),
+        "{:?}",
+        book.entities
+    );
     let with_links = tools.iter().filter(|t| !t.depends_on.is_empty()).count();
     assert!(with_links >= 3, "{with_links}");
 }

@@ -28,6 +28,7 @@ use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err}
 
 const Q_TOOLS: &str = include_str!("../../../queries/tools.rq");
 const Q_TOOL_LINKS: &str = include_str!("../../../queries/tool_links.rq");
+const Q_NODE_LABELS: &str = include_str!("../../../queries/node_labels.rq");
 const Q_TOOL_PARAMS: &str = include_str!("../../../queries/tool_params.rq");
 const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependencies.rq");
 const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
@@ -589,9 +590,37 @@ impl GraphStore for OxigraphStore {
                 },
             );
         }
+        // Of a node's labels, the preferred one (then the smallest); and of
+        // its names the smallest: a dependency names the tool it needs.
+        let mut labels: HashMap<String, (u8, String)> = HashMap::new();
+        let mut names: HashMap<String, String> = HashMap::new();
+        for mut row in self.select_fixed(Q_NODE_LABELS)? {
+            let (Some(node), Some(label)) = (row.remove("node"), row.remove("label")) else {
+                continue;
+            };
+            let rank = row
+                .get("labelRank")
+                .and_then(|r| r.parse::<u8>().ok())
+                .unwrap_or(3);
+            if rank == 1 {
+                match names.get_mut(&node) {
+                    Some(name) if label < *name => name.clone_from(&label),
+                    Some(_) => {}
+                    None => {
+                        names.insert(node.clone(), label.clone());
+                    }
+                }
+            }
+            match labels.get_mut(&node) {
+                Some(best) if (rank, &label) < (best.0, &best.1) => *best = (rank, label),
+                Some(_) => {}
+                None => {
+                    labels.insert(node, (rank, label));
+                }
+            }
+        }
         // Strongest relation first (a target both acted on and mentioned is
-        // acted on), curated before extracted, then by target; of a target's
-        // labels, the preferred one (then the smallest).
+        // acted on), curated before extracted, then by target.
         let rank = |row: &HashMap<String, String>| {
             let rel = row
                 .get("rel")
@@ -607,10 +636,6 @@ impl GraphStore for OxigraphStore {
                 rel.to_string(),
                 extracted,
                 row.get("target").cloned(),
-                row.get("labelRank")
-                    .and_then(|r| r.parse::<u8>().ok())
-                    .unwrap_or(3),
-                row.get("label").cloned(),
             )
         };
         let mut link_rows = self.select_fixed(Q_TOOL_LINKS)?;
@@ -629,10 +654,9 @@ impl GraphStore for OxigraphStore {
             } else {
                 Provenance::Curated
             };
-            let label = row
-                .get("label")
-                .cloned()
-                .unwrap_or_else(|| local_name(target).to_string());
+            let label = labels
+                .get(target)
+                .map_or_else(|| local_name(target).to_string(), |(_, l)| l.clone());
             let link = Link {
                 iri: target.clone(),
                 label: label.clone(),
@@ -674,7 +698,7 @@ impl GraphStore for OxigraphStore {
                     let key = (tool.clone(), target.clone());
                     let qualifiers = qualified.get(&key).cloned().unwrap_or_default();
                     t.depends_on.push(Dependency {
-                        on: label,
+                        on: names.get(target).cloned().unwrap_or(label),
                         ..qualifiers
                     });
                 }
