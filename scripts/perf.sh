@@ -61,21 +61,42 @@ for n in "${sizes[@]}"; do
     sleep 1
   done
   curl -sf "127.0.0.1:$port/readyz" >/dev/null || { echo "perf: serve did not get ready (see $WORK/serve-$n.log)" >&2; exit 1; }
-  # Warm-up: 200 requests, then RSS, then the measured run.
-  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/queries.jsonl" \
-    TOOLGRAPH_LOAD_SECONDS=30 TOOLGRAPH_LOAD_MAX_REQUESTS=200 "$LOAD_BIN" >/dev/null
+  # Warm-up: 10 s at the measured concurrency on the last 4,000 query texts
+  # (every worker thread, allocator heap and ONNX Runtime arena reaches its
+  # working size), then RSS, then the measured run on the other 16,000.
+  tail -n 4000 "$WORK/load-$n/queries.jsonl" >"$WORK/load-$n/warmup.jsonl"
+  head -n 16000 "$WORK/load-$n/queries.jsonl" >"$WORK/load-$n/measured.jsonl"
+  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/warmup.jsonl" \
+    TOOLGRAPH_LOAD_SECONDS=10 TOOLGRAPH_LOAD_CONNECTIONS=4 "$LOAD_BIN" >/dev/null
   before="$(rss_kb $pid)"
   echo "perf: load test on $n tools, ${SECONDS_LOAD}s" >&2
-  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/queries.jsonl" \
+  # RSS once a second while the load runs: a leak is a trend, not the
+  # difference of two samples the allocator moves by tens of MB.
+  : >"$WORK/rss-$n.txt"
+  (while kill -0 "$pid" 2>/dev/null; do rss_kb "$pid" >>"$WORK/rss-$n.txt" || true; sleep 1; done) &
+  sampler=$!
+  TOOLGRAPH_LOAD_ADDR="127.0.0.1:$port" TOOLGRAPH_LOAD_QUERIES="$WORK/load-$n/measured.jsonl" \
     TOOLGRAPH_LOAD_SECONDS="$SECONDS_LOAD" TOOLGRAPH_LOAD_CONNECTIONS=4 "$LOAD_BIN" >"$WORK/load-$n.json"
   after="$(rss_kb $pid)"
+  kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
   kill "$pid"; wait "$pid" 2>/dev/null || true
   trap - EXIT
-  python3 - "$WORK/load-$n.json" "$before" "$after" <<'EOF'
-import json, sys
+  python3 - "$WORK/load-$n.json" "$before" "$after" "$WORK/rss-$n.txt" <<'EOF'
+import json, statistics, sys
 p, before, after = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+samples = [int(l) for l in open(sys.argv[4]) if l.strip().isdigit()]
 d = json.load(open(p))
-d.update(rss_before_kb=before, rss_after_kb=after, rss_growth=round((after - before) / before, 4))
+# Growth = RSS after the run over RSS before it (after the warm-up); the
+# once-a-second samples give the trend (median of the last 10 s over the
+# first 10 s) and the peak beside it.
+first, last = samples[:10] or [before], samples[-10:] or [after]
+trend = (statistics.median(last) - statistics.median(first)) / statistics.median(first)
+d.update(rss_before_kb=before, rss_after_kb=after, rss_samples=len(samples),
+         rss_first_10s_median_kb=int(statistics.median(first)),
+         rss_last_10s_median_kb=int(statistics.median(last)),
+         rss_peak_kb=max(samples + [after]),
+         rss_trend=round(trend, 4),
+         rss_growth=round((after - before) / before, 4))
 json.dump(d, open(p, "w"))
 EOF
 done
