@@ -170,26 +170,24 @@ impl Engine {
     /// side reads for tens of seconds on open.
     fn read_store(&self) -> Result<StoreRead> {
         let store = self.store.as_ref();
-        let (tools, rest) = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let tools = s.spawn(|| store.tools());
-            let rest = (|| {
-                Ok::<_, Error>((
-                    store.lexicon()?,
-                    store.ontology()?,
-                    store.links()?,
-                    store.policy()?,
-                ))
-            })();
-            (tools.join(), rest)
-        });
-        let tools = tools.map_err(|_| Error::Store("reading the tools panicked".into()))??;
-        let (lexicon, facts, links, policy) = rest?;
-        Ok(StoreRead {
-            tools,
-            lexicon,
-            facts,
-            links,
-            policy,
+            let (lexicon, facts, links, policy) = (
+                store.lexicon(),
+                store.ontology(),
+                store.links(),
+                store.policy(),
+            );
+            let tools = tools
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok(StoreRead {
+                tools: tools?,
+                lexicon: lexicon?,
+                facts: facts?,
+                links: links?,
+                policy: policy?,
+            })
         })
     }
 

@@ -17,6 +17,7 @@ use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
 use oxigraph::model::{Literal, NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
 use oxigraph::store::{Store, Transaction};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
@@ -363,6 +364,20 @@ impl OxigraphStore {
     }
 }
 
+/// Keeps the least `value` seen for `key`.
+fn keep_least<V: Ord>(map: &mut HashMap<String, V>, key: String, value: V) {
+    match map.entry(key) {
+        Entry::Occupied(mut e) => {
+            if value < *e.get() {
+                e.insert(value);
+            }
+        }
+        Entry::Vacant(e) => {
+            e.insert(value);
+        }
+    }
+}
+
 impl GraphStore for OxigraphStore {
     fn apply(&self, change: &Change<'_>) -> Result<LoadReport> {
         // Parse everything before touching the store.
@@ -603,21 +618,9 @@ impl GraphStore for OxigraphStore {
                 .and_then(|r| r.parse::<u8>().ok())
                 .unwrap_or(3);
             if rank == 1 {
-                match names.get_mut(&node) {
-                    Some(name) if label < *name => name.clone_from(&label),
-                    Some(_) => {}
-                    None => {
-                        names.insert(node.clone(), label.clone());
-                    }
-                }
+                keep_least(&mut names, node.clone(), label.clone());
             }
-            match labels.get_mut(&node) {
-                Some(best) if (rank, &label) < (best.0, &best.1) => *best = (rank, label),
-                Some(_) => {}
-                None => {
-                    labels.insert(node, (rank, label));
-                }
-            }
+            keep_least(&mut labels, node, (rank, label));
         }
         // Strongest relation first (a target both acted on and mentioned is
         // acted on), curated before extracted, then by target.
