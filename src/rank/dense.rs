@@ -1,16 +1,18 @@
 //! The dense channel of one query vector: a quick int8 pass gives every tool
 //! an approximate cosine with a proven error bound; the best
-//! [`SHORTLIST`] of the scope get their exact cosine, and any other tool's
-//! exact cosine is computed only when fusion asks for it. Fusion needs no
-//! more than that to find the exact top-k (see `pipeline::fuse`).
+//! [`SHORTLIST`] upper bounds of the scope become fusion candidates, and a
+//! tool's exact cosine is computed only when fusion asks for it (once, then
+//! kept). Fusion needs no more than that to find the exact top-k (see
+//! `pipeline::fuse`): most of the shortlist is ruled out by its bounds.
 
 use crate::catalog::Catalog;
 use crate::scope::Scope;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// Tools per query text whose exact cosine is computed up front.
+/// Tools per query text that are fusion candidates for their cosine alone.
 pub(crate) const SHORTLIST: usize = 256;
 
 /// One query vector's cosines with the tools of a scope.
@@ -21,8 +23,10 @@ pub(crate) struct Dense<'a> {
     /// Approximate cosine per vector row.
     approx: Vec<f32>,
     error: f32,
-    /// The shortlist: tool index → exact cosine.
-    exact: HashMap<usize, f32>,
+    /// The best upper bounds in scope (tool indexes, any order).
+    shortlist: Vec<usize>,
+    /// Exact cosines computed so far: tool index → cosine.
+    exact: RefCell<HashMap<usize, f32>>,
     /// No tool in scope outside the shortlist has a higher cosine
     /// (−∞ when there is none).
     rest: f32,
@@ -77,19 +81,18 @@ impl<'a> Dense<'a> {
                 rest = rest.max(upper);
             }
         }
-        let mut dense = Self {
+        Some(Self {
             catalog,
             query,
             approx,
             error,
-            exact: HashMap::with_capacity_and_hasher(heap.len(), Default::default()),
+            shortlist: heap
+                .into_iter()
+                .map(|Reverse(Scored(_, idx))| idx)
+                .collect(),
+            exact: RefCell::default(),
             rest,
-        };
-        for Reverse(Scored(_, idx)) in heap {
-            let cosine = dense.cosine(idx);
-            dense.exact.insert(idx, cosine);
-        }
-        Some(dense)
+        })
     }
 
     /// The exact cosine of tool `idx` (0 for a tool without a vector).
@@ -103,17 +106,20 @@ impl<'a> Dense<'a> {
         }
     }
 
-    /// The exact cosine of tool `idx`.
+    /// The exact cosine of tool `idx` (computed once).
     pub fn get(&self, idx: usize) -> f32 {
-        self.exact
-            .get(&idx)
-            .copied()
-            .unwrap_or_else(|| self.cosine(idx))
+        if let Some(&c) = self.exact.borrow().get(&idx) {
+            return c;
+        }
+        let c = self.cosine(idx);
+        self.exact.borrow_mut().insert(idx, c);
+        c
     }
 
-    /// Lowest and highest cosine tool `idx` can have, without computing it.
+    /// Lowest and highest cosine tool `idx` can have, without computing it
+    /// (exact once it has been computed).
     pub fn bounds(&self, idx: usize) -> (f32, f32) {
-        if let Some(&c) = self.exact.get(&idx) {
+        if let Some(&c) = self.exact.borrow().get(&idx) {
             return (c, c);
         }
         match self.catalog.vector_row.get(idx).copied().flatten() {
@@ -127,7 +133,7 @@ impl<'a> Dense<'a> {
 
     /// The shortlisted tools (any order).
     pub fn shortlist(&self) -> impl Iterator<Item = usize> + '_ {
-        self.exact.keys().copied()
+        self.shortlist.iter().copied()
     }
 
     /// The highest cosine a tool in scope outside the shortlist can have

@@ -89,10 +89,8 @@ impl<'a> Channels<'a> {
     /// Lowest and highest fused score of one tool, without its exact cosine.
     pub fn bounds(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> (f32, f32) {
         let (lo, hi) = self.dense.as_ref().map_or((0.0, 0.0), |d| d.bounds(idx));
-        let (a, b) = (
-            self.fused_with(idx, lo, mode, cfg, exact),
-            self.fused_with(idx, hi, mode, cfg, exact),
-        );
+        let parts = self.parts(idx, mode, cfg, exact);
+        let (a, b) = (parts.fused(lo), parts.fused(hi));
         (a.min(b), a.max(b))
     }
 
@@ -118,25 +116,41 @@ impl<'a> Channels<'a> {
     }
 
     fn fused_with(&self, idx: usize, dense: f32, mode: Mode, cfg: &RankConfig, exact: bool) -> f32 {
-        let graph = self.graph.get(idx);
-        let graph_score = graph.map_or(0.0, |g| g.score);
-        let mut fused = match mode {
-            Mode::Joint => {
-                cfg.w_graph * graph_score
-                    + cfg.w_dense * dense
-                    + cfg.w_lexical * self.lexical_trust * self.lexical(idx)
-            }
-            Mode::Graph => graph_score,
-            Mode::Dense => dense,
-            Mode::Lexical => self.lexical(idx),
+        self.parts(idx, mode, cfg, exact).fused(dense)
+    }
+
+    /// What one tool's fused score is made of besides its cosine (looked
+    /// up once when both of its bounds are wanted).
+    fn parts(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> Parts {
+        let found = self.graph.get(idx);
+        let graph_score = found.map_or(0.0, |g| g.score);
+        let (w_dense, graph, lexical) = match mode {
+            Mode::Joint => (
+                cfg.w_dense,
+                cfg.w_graph * graph_score,
+                cfg.w_lexical * self.lexical_trust * self.lexical(idx),
+            ),
+            Mode::Graph => (0.0, graph_score, 0.0),
+            Mode::Dense => (1.0, 0.0, 0.0),
+            Mode::Lexical => (0.0, 0.0, self.lexical(idx)),
         };
-        if mode == Mode::Joint && graph.is_some_and(|g| g.stated_verb) {
-            fused += cfg.w_stated_verb;
+        let stated = if mode == Mode::Joint && found.is_some_and(|g| g.stated_verb) {
+            cfg.w_stated_verb
+        } else {
+            0.0
+        };
+        let named = if is_exact(mode, cfg, exact) {
+            EXACT_NAME_BONUS
+        } else {
+            0.0
+        };
+        Parts {
+            w_dense,
+            graph,
+            lexical,
+            stated,
+            named,
         }
-        if is_exact(mode, cfg, exact) {
-            fused += EXACT_NAME_BONUS;
-        }
-        fused
     }
 
     /// Everything behind one tool's score, for its explanation.
@@ -162,6 +176,26 @@ impl<'a> Channels<'a> {
     /// The raw BM25 of a tool (graph mode breaks ties with it).
     pub fn raw_bm25(&self, idx: usize) -> f32 {
         self.bm25(idx)
+    }
+}
+
+/// A tool's weighted channel scores but the dense one: its fused score is
+/// always computed from them the same way, so its bounds and its exact
+/// score agree to the last bit.
+#[derive(Debug, Clone, Copy)]
+struct Parts {
+    w_dense: f32,
+    graph: f32,
+    lexical: f32,
+    /// The stated-verb bonus (0 without one).
+    stated: f32,
+    /// The exact-name bonus (0 without one).
+    named: f32,
+}
+
+impl Parts {
+    fn fused(self, dense: f32) -> f32 {
+        self.graph + self.w_dense * dense + self.lexical + self.stated + self.named
     }
 }
 
