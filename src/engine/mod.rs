@@ -31,7 +31,7 @@ use crate::model::{LexEntry, Mention, PolicyFact, Tool};
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
 use crate::rank::pipeline::{self, Ranked, Vectors};
-use crate::rank::query::Query;
+use crate::rank::query::{Query, embedding_texts};
 use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
 use crate::select::{self, Ranking, Selection, Strategy};
@@ -39,7 +39,7 @@ use crate::session::Sessions;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
@@ -343,20 +343,7 @@ impl Engine {
         };
         let limit = if req.limit == 0 { 10 } else { req.limit };
         let limit = access.cap.map_or(limit, |cap| limit.min(cap));
-        let query = {
-            let _stage = tracing::info_span!("stage", stage = "extract").entered();
-            Query {
-                dependencies: req.dependencies,
-                ..Query::parse(
-                    catalog,
-                    &req.text,
-                    req.verb.as_deref(),
-                    req.mode,
-                    self.rank.steps,
-                )
-            }
-        };
-        let ranked = self.rank(catalog, &scope, &query, vector, limit)?;
+        let (query, ranked) = self.rank(catalog, &scope, req, vector, limit)?;
         let mut matches = self.matches(catalog, &access, &scope, &ranked, req.dependencies);
         if !req.explain {
             for m in &mut matches {
@@ -375,22 +362,19 @@ impl Engine {
         })
     }
 
-    /// Gathers the pipeline's inputs (graph hits in scope, query vectors)
-    /// and runs it.
+    /// Parses the request, gathers the pipeline's inputs (graph hits in
+    /// scope, query vectors) and runs it.
     fn rank(
         &self,
         catalog: &Catalog,
         scope: &Scope,
-        query: &Query,
+        req: &SearchRequest,
         vector: Option<Vec<f32>>,
         limit: usize,
-    ) -> Result<Ranked> {
-        let nodes = pipeline::graph_nodes(query);
+    ) -> Result<(Query, Ranked)> {
         let embedder = match &self.embedder {
-            Some(embedder) if query.mode.uses_dense() && catalog.vectors.is_some() => {
-                Some(embedder)
-            }
-            None if query.mode == Mode::Dense => {
+            Some(embedder) if req.mode.uses_dense() && catalog.vectors.is_some() => Some(embedder),
+            None if req.mode == Mode::Dense => {
                 return Err(Error::invalid_field(
                     "mode",
                     "dense mode needs embeddings (run without --no-embed)",
@@ -398,12 +382,15 @@ impl Engine {
             }
             _ => None,
         };
-        // Embedding the request is the one real cost: the graph and lexical
-        // channels are worked out on the other core meanwhile (unless the
-        // query cache answers).
+        // What gets embedded is known before the request is parsed.
+        let (text, step_texts) = embedding_texts(&req.text, req.verb.as_deref(), self.rank.steps);
+        // Embedding the request is the one real cost: the request is parsed
+        // and its graph and lexical channels worked out on the other core
+        // meanwhile (unless the query cache answers). The embedding stays on
+        // this long-lived thread, whose allocator heap is warm.
         let embeds = embedder.is_some()
             && vector.is_none()
-            && !self.queries.contains(std::slice::from_ref(&query.text));
+            && !self.queries.contains(std::slice::from_ref(&text));
         let embed = move || -> Result<Embedded> {
             let Some(embedder) = embedder else {
                 return Ok((None, Vec::new()));
@@ -412,56 +399,78 @@ impl Engine {
             let whole = match vector {
                 Some(v) => v,
                 None => {
-                    let text = [query.text.clone()];
-                    let batch = self.queries.get_or_embed(&text, || {
-                        embedder.embed_query(&query.text).map(|v| vec![v])
+                    let batch = self.queries.get_or_embed(std::slice::from_ref(&text), || {
+                        embedder.embed_query(&text).map(|v| vec![v])
                     })?;
                     batch.first().cloned().unwrap_or_default()
                 }
             };
-            let steps = if query.steps.is_empty() {
+            let steps = if step_texts.is_empty() {
                 Vec::new()
             } else {
-                let texts = query.step_texts();
                 let batch = self
                     .queries
-                    .get_or_embed(&texts, || embedder.embed_documents(&texts))?;
+                    .get_or_embed(&step_texts, || embedder.embed_documents(&step_texts))?;
                 batch.to_vec()
             };
             Ok((Some(whole), steps))
         };
-        let prepare = || {
+        // The parsed request (and the graph nodes it names) outlive the
+        // thread that parses it: the channels worked out there borrow them.
+        let parsed: OnceLock<(Query, Vec<String>)> = OnceLock::new();
+        let understand = || {
+            let (query, nodes) = parsed.get_or_init(|| {
+                let _stage = tracing::info_span!("stage", stage = "extract").entered();
+                let query = Query {
+                    dependencies: req.dependencies,
+                    ..Query::parse(
+                        catalog,
+                        &req.text,
+                        req.verb.as_deref(),
+                        req.mode,
+                        self.rank.steps,
+                    )
+                };
+                let nodes = pipeline::graph_nodes(&query);
+                (query, nodes)
+            });
             let hits = {
                 let _stage = tracing::info_span!("stage", stage = "graph").entered();
-                catalog.paths.candidates(&nodes, scope)
+                catalog.paths.candidates(nodes, scope)
             };
-            pipeline::prepare(catalog, query, scope, &hits, &self.rank)
+            (
+                query,
+                pipeline::prepare(catalog, query, scope, &hits, &self.rank),
+            )
         };
-        let (embedded, prepared) = if embeds {
-            std::thread::scope(|s| {
-                let other = s.spawn(prepare);
+        let ranked = std::thread::scope(|s| {
+            let ((query, prepared), embedded) = if embeds {
+                let other = s.spawn(understand);
                 let embedded = embed();
-                let prepared = other
+                let understood = other
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (embedded, prepared)
-            })
-        } else {
-            (embed(), prepare())
-        };
-        let (whole, steps) = embedded?;
-        let vectors = Vectors {
-            whole: whole.as_deref(),
-            steps: &steps,
-        };
-        let settings = pipeline::Settings {
-            cfg: &self.rank,
-            calibration: &self.calibration,
-            limit,
-        };
-        Ok(pipeline::run(
-            catalog, query, scope, prepared, vectors, settings,
-        ))
+                (understood, embedded)
+            } else {
+                (understand(), embed())
+            };
+            let (whole, steps) = embedded?;
+            let vectors = Vectors {
+                whole: whole.as_deref(),
+                steps: &steps,
+            };
+            let settings = pipeline::Settings {
+                cfg: &self.rank,
+                calibration: &self.calibration,
+                limit,
+            };
+            Ok::<_, Error>(pipeline::run(
+                catalog, query, scope, prepared, vectors, settings,
+            ))
+        })?;
+        // Both branches above parse the request before anything can fail.
+        let (query, _) = parsed.into_inner().expect("the request is parsed");
+        Ok((query, ranked))
     }
 
     /// Graph paths from the request's nodes, kept only for tools in scope
@@ -536,8 +545,12 @@ impl Engine {
         let session = self.sessions.get(&req.session);
         let selection = match req.strategy {
             Strategy::Domains => {
-                let query = Query::parse(catalog, &req.message, None, Mode::Joint, self.rank.steps);
-                let ranked = self.rank(catalog, &access.scope, &query, None, 5)?;
+                let request = SearchRequest {
+                    text: req.message.clone(),
+                    mode: Mode::Joint,
+                    ..SearchRequest::default()
+                };
+                let (query, ranked) = self.rank(catalog, &access.scope, &request, None, 5)?;
                 let order: Vec<usize> = ranked.tools.iter().map(|t| t.idx).collect();
                 let contenders: Vec<usize> = match &ranked.clarify {
                     Some(c) => c

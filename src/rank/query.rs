@@ -5,6 +5,7 @@ use super::Mode;
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
 use crate::model::Mention;
+use std::ops::Range;
 
 /// A parsed request.
 #[derive(Debug)]
@@ -44,6 +45,33 @@ pub(crate) fn with_verb(verb: Option<&str>, text: &str) -> String {
     }
 }
 
+/// The steps of a request text with their byte ranges (empty for one
+/// intent, or without `split_steps`).
+fn step_labels(text: &str, split_steps: bool) -> Vec<(Range<usize>, &str)> {
+    let ranges = if split_steps { steps(text) } else { Vec::new() };
+    if ranges.len() < 2 {
+        return Vec::new();
+    }
+    ranges
+        .into_iter()
+        .filter_map(|range| Some((range.clone(), text.get(range)?)))
+        .collect()
+}
+
+/// What the dense channel embeds for a request, known before it is parsed:
+/// the whole text, and each step's (see [`Query::text`], [`Step::text`]).
+pub(crate) fn embedding_texts(
+    text: &str,
+    verb: Option<&str>,
+    split_steps: bool,
+) -> (String, Vec<String>) {
+    let steps = step_labels(text, split_steps)
+        .into_iter()
+        .map(|(_, label)| with_verb(verb, label))
+        .collect();
+    (with_verb(verb, text), steps)
+}
+
 impl Query {
     /// Parses a request against a catalog snapshot. With `split_steps`, a
     /// request of two or more steps gets them in [`Query::steps`].
@@ -62,29 +90,23 @@ impl Query {
         if let Some(v) = verb {
             exact.extend(catalog.names.find(v));
         }
-        let ranges = if split_steps { steps(text) } else { Vec::new() };
-        let steps = if ranges.len() < 2 {
-            Vec::new()
-        } else {
-            ranges
-                .into_iter()
-                .filter_map(|range| {
-                    let label = text.get(range.clone())?.to_string();
-                    let mut mentions = verb_mentions.clone();
-                    mentions.extend(
-                        text_mentions
-                            .iter()
-                            .filter(|m| m.start >= range.start && m.end <= range.end)
-                            .cloned(),
-                    );
-                    Some(Step {
-                        text: with_verb(verb, &label),
-                        label,
-                        mentions,
-                    })
-                })
-                .collect()
-        };
+        let steps = step_labels(text, split_steps)
+            .into_iter()
+            .map(|(range, label)| {
+                let mut mentions = verb_mentions.clone();
+                mentions.extend(
+                    text_mentions
+                        .iter()
+                        .filter(|m| m.start >= range.start && m.end <= range.end)
+                        .cloned(),
+                );
+                Step {
+                    text: with_verb(verb, label),
+                    label: label.to_string(),
+                    mentions,
+                }
+            })
+            .collect();
         let mut all_mentions = verb_mentions.clone();
         all_mentions.extend(text_mentions.iter().cloned());
         Self {
@@ -104,6 +126,7 @@ impl Query {
     }
 
     /// The step texts, in order (what gets embedded per step).
+    #[cfg(test)]
     pub fn step_texts(&self) -> Vec<String> {
         self.steps.iter().map(|s| s.text.clone()).collect()
     }
