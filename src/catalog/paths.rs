@@ -99,21 +99,38 @@ impl Paths {
                 LinkKind::Mentions => &mut p.mentions,
                 LinkKind::ParamEntity => &mut p.param,
             };
-            let v = adj.entry(l.target.clone()).or_default();
-            if !v.contains(&(t, l.extracted)) {
-                v.push((t, l.extracted));
+            adj.entry(l.target.clone())
+                .or_default()
+                .push((t, l.extracted));
+        }
+        // Each list in tool order, once per (tool, provenance): a walk's
+        // paths then come out as a few sorted runs, cheap to merge.
+        for adj in [
+            &mut p.performs,
+            &mut p.primary,
+            &mut p.acts_on,
+            &mut p.mentions,
+            &mut p.param,
+        ] {
+            for v in adj.values_mut() {
+                v.sort_unstable();
+                v.dedup();
             }
         }
         p
     }
 
-    /// Every path from `nodes` to a tool `scope` may see, sorted by tool
-    /// and then (node, relation, hops, via), without duplicates. `iri`
-    /// names a tool index.
+    /// Every path from `nodes` to a tool `scope` may see, without
+    /// duplicates: grouped by node (each distinct node once, in the order
+    /// of `nodes`), then sorted by tool, relation, hops, via.
     pub fn candidates<'s>(&'s self, nodes: &'s [String], scope: &Scope) -> Vec<Hit<'s>> {
         let mut found: Vec<Hit<'s>> = Vec::new();
-        for node in nodes {
+        for (n, node) in nodes.iter().enumerate() {
+            if nodes[..n].contains(node) {
+                continue;
+            }
             let node = node.as_str();
+            let start = found.len();
             let mut emit = |adj: &Adjacent, via: &'s str, rel: Relation, hops: u8| {
                 for &(t, extracted) in adj.get(via).into_iter().flatten() {
                     if scope.contains(t) {
@@ -176,9 +193,21 @@ impl Paths {
                     }
                 }
             }
+            // One node's paths: a few runs in tool order (one per adjacency
+            // list walked), merged by a stable sort; the node is the same.
+            let mut group = found.split_off(start);
+            group.sort_by(|a, b| {
+                (a.tool, a.relation, a.hops, a.via, a.extracted).cmp(&(
+                    b.tool,
+                    b.relation,
+                    b.hops,
+                    b.via,
+                    b.extracted,
+                ))
+            });
+            group.dedup();
+            found.append(&mut group);
         }
-        found.sort_unstable();
-        found.dedup();
         found
     }
 }

@@ -149,20 +149,27 @@ pub(crate) fn request_nodes(mentions: &[Mention]) -> Vec<String> {
 /// subtract when the tool has nothing positive for that mention.
 /// The first `explicit` mentions came from the planner's verb field: stated
 /// intent, weighted [`EXPLICIT_VERB_WEIGHT`] times a mention in free text.
+/// `hits` come as the catalog's path walk gives them (`Paths::candidates`):
+/// grouped by node, each node once, in tool order.
 pub(crate) fn graph_scores<'a>(
     catalog: &Catalog,
     mentions: &'a [Mention],
     explicit: usize,
     hits: &[Hit<'a>],
 ) -> GraphScores<'a> {
-    // node -> hits, in tool order (the store's candidates are sorted by tool)
-    let mut by_node: HashMap<&str, Vec<&Hit<'a>>> = HashMap::default();
-    for h in hits {
-        by_node.entry(h.node).or_default().push(h);
-    }
+    // node -> its hits, in tool order (the walk groups them by node).
+    let by_node: Vec<&[Hit<'a>]> = hits.chunk_by(|a, b| a.node == b.node).collect();
+    let of_node = |iri: &str| {
+        by_node
+            .iter()
+            .find(|g| g.first().is_some_and(|h| h.node == iri))
+            .copied()
+    };
     // An entity's rarity, looked up once per node (a popular entity is the
-    // `via` of tens of thousands of hits at 100k tools).
-    let mut rarity: HashMap<&'a str, f32> = HashMap::default();
+    // `via` of tens of thousands of hits at 100k tools). Keyed by the
+    // address of the snapshot's string: hashing the IRI itself per hit
+    // cost more than the rest of the channel.
+    let mut rarity: HashMap<(usize, usize), f32> = HashMap::default();
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
@@ -171,8 +178,11 @@ pub(crate) fn graph_scores<'a>(
         evidence: Vec::with_capacity(hits.len().min(1 << 16)),
     };
     // (tool, surface) pairs with a positive path: sibling evidence from a
-    // mention with the same surface does not count against them.
-    let mut matched: HashSet<(usize, &'a str)> = HashSet::default();
+    // mention with the same surface does not count against them. Surfaces
+    // are numbered in order of appearance.
+    let mut matched: HashSet<(usize, usize)> =
+        HashSet::with_capacity_and_hasher(hits.len(), Default::default());
+    let mut surfaces: Vec<&str> = Vec::new();
     // One mention's weighted paths: (tool, weight, hit).
     let mut weighted: Vec<(usize, f32, Hit<'a>)> = Vec::new();
     for (i, m) in mentions.iter().enumerate() {
@@ -193,13 +203,13 @@ pub(crate) fn graph_scores<'a>(
         total += w_m;
         weighted.clear();
         for r in &m.iris {
-            for &&h in by_node.get(r.iri.as_str()).into_iter().flatten() {
+            for &h in of_node(r.iri.as_str()).into_iter().flatten() {
                 let is_verb = matches!(h.relation, Relation::Verb | Relation::VerbBroader);
                 let rarity = if is_verb {
                     1.0
                 } else {
                     *rarity
-                        .entry(h.via)
+                        .entry((h.via.as_ptr() as usize, h.via.len()))
                         .or_insert_with(|| catalog.idf(h.via).sqrt())
                 };
                 let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
@@ -211,6 +221,13 @@ pub(crate) fn graph_scores<'a>(
         weighted.sort_by_key(|w| w.0);
         let stated = i < explicit;
         let surface = m.surface.as_str();
+        let surface_id = match surfaces.iter().position(|&s| s == surface) {
+            Some(id) => id,
+            None => {
+                surfaces.push(surface);
+                surfaces.len() - 1
+            }
+        };
         // Per tool, the best positive path (the first of equal weights),
         // then the worst negative one; only they become paths (a common
         // verb reaches thousands of tools).
@@ -229,8 +246,8 @@ pub(crate) fn graph_scores<'a>(
                     continue;
                 };
                 if positive {
-                    matched.insert((tool, surface));
-                } else if matched.contains(&(tool, surface)) {
+                    matched.insert((tool, surface_id));
+                } else if matched.contains(&(tool, surface_id)) {
                     continue;
                 }
                 let t = out.per_tool.entry(tool).or_default();
