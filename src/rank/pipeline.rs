@@ -402,16 +402,20 @@ impl Texts<'_, '_> {
     /// tool is scored).
     fn fuse_shortlist(&self, scope: &Scope, k: usize) -> Option<Fused> {
         let (mode, cfg) = (self.mode, self.cfg);
-        let mut candidates: Vec<usize> = self
+        // Ascending and without duplicates: a set over the snapshot's
+        // tools (a bit each) rather than a sort of tens of thousands.
+        let mut set = Scope::none(scope.universe());
+        for i in self
             .exact
             .iter()
             .copied()
             .chain(self.whole.candidates())
             .chain(self.steps.iter().flat_map(Channels::candidates))
             .filter(|&i| scope.contains(i))
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
+        {
+            set.insert(i);
+        }
+        let candidates: Vec<usize> = set.iter().collect();
         let everyone = candidates.len() == scope.len();
         let outside = |ch: &Channels, discount: f32| {
             if everyone {
