@@ -44,6 +44,19 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 
+/// The dense channels of a request's embeddings.
+fn dense_channels<'a>(
+    catalog: &'a Catalog,
+    (whole, steps): &'a Embedded,
+    scope: &Scope,
+) -> pipeline::DenseChannels<'a> {
+    let vectors = Vectors {
+        whole: whole.as_deref(),
+        steps,
+    };
+    pipeline::dense(catalog, vectors, scope)
+}
+
 /// What [`Engine::read_store`] reads.
 struct StoreRead {
     tools: Vec<Tool>,
@@ -444,20 +457,21 @@ impl Engine {
             )
         };
         let ranked = std::thread::scope(|s| {
-            let ((query, prepared), embedded) = if embeds {
+            let ((query, prepared), embedded);
+            let dense = if embeds {
                 let other = s.spawn(understand);
-                let embedded = embed();
-                let understood = other
+                // The dense channel needs only the embedding: it is worked
+                // out while the other thread may still be walking the graph.
+                embedded = embed()?;
+                let dense = dense_channels(catalog, &embedded, scope);
+                (query, prepared) = other
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (understood, embedded)
+                dense
             } else {
-                (understand(), embed())
-            };
-            let (whole, steps) = embedded?;
-            let vectors = Vectors {
-                whole: whole.as_deref(),
-                steps: &steps,
+                (query, prepared) = understand();
+                embedded = embed()?;
+                dense_channels(catalog, &embedded, scope)
             };
             let settings = pipeline::Settings {
                 cfg: &self.rank,
@@ -465,7 +479,7 @@ impl Engine {
                 limit,
             };
             Ok::<_, Error>(pipeline::run(
-                catalog, query, scope, prepared, vectors, settings,
+                catalog, query, scope, prepared, dense, settings,
             ))
         })?;
         // Both branches above parse the request before anything can fail.

@@ -30,6 +30,35 @@ pub(crate) struct Vectors<'a> {
     pub steps: &'a [Vec<f32>],
 }
 
+/// The dense channel of a request and of each of its steps: what the
+/// engine works out as soon as the embedding is there, while the graph and
+/// lexical channels may still be under way.
+#[derive(Debug, Default)]
+pub(crate) struct DenseChannels<'a> {
+    whole: Option<Dense<'a>>,
+    steps: Vec<Option<Dense<'a>>>,
+}
+
+/// The dense channels of `vectors` over `scope`.
+pub(crate) fn dense<'a>(
+    catalog: &'a Catalog,
+    vectors: Vectors<'a>,
+    scope: &Scope,
+) -> DenseChannels<'a> {
+    let dense = |v: Option<&'a [f32]>| {
+        let _stage = tracing::info_span!("stage", stage = "dense").entered();
+        v.and_then(|v| Dense::new(catalog, v, scope))
+    };
+    DenseChannels {
+        whole: dense(vectors.whole),
+        steps: vectors
+            .steps
+            .iter()
+            .map(|v| dense(Some(v.as_slice())))
+            .collect(),
+    }
+}
+
 /// The channels that need no embedding (graph and lexical), per query text:
 /// what the engine works out while the request is being embedded.
 #[derive(Debug)]
@@ -116,14 +145,14 @@ pub(crate) fn run<'a>(
     query: &Query,
     scope: &Scope,
     prepared: Prepared<'a>,
-    vectors: Vectors<'a>,
+    dense: DenseChannels<'a>,
     settings: Settings<'_>,
 ) -> Ranked {
     rank(
         catalog,
         query,
         scope,
-        (prepared, vectors),
+        (prepared, dense),
         settings,
         Fusion::Shortlist,
     )
@@ -143,7 +172,7 @@ fn rank<'a>(
     catalog: &'a Catalog,
     query: &Query,
     scope: &Scope,
-    (prepared, vectors): (Prepared<'a>, Vectors<'a>),
+    (prepared, dense): (Prepared<'a>, DenseChannels<'a>),
     Settings {
         cfg,
         calibration,
@@ -152,17 +181,13 @@ fn rank<'a>(
     fusion: Fusion,
 ) -> Ranked {
     let mode = query.mode;
-    let dense = |v: Option<&'a [f32]>| {
-        let _stage = tracing::info_span!("stage", stage = "dense").entered();
-        v.and_then(|v| Dense::new(catalog, v, scope))
-    };
     let Prepared {
         mut whole,
         mut steps,
     } = prepared;
-    whole.dense = dense(vectors.whole);
-    for (k, ch) in steps.iter_mut().enumerate() {
-        ch.dense = dense(vectors.steps.get(k).map(Vec::as_slice));
+    whole.dense = dense.whole;
+    for (ch, d) in steps.iter_mut().zip(dense.steps) {
+        ch.dense = d;
     }
     let mentions = &query.all_mentions;
     let exact: HashSet<usize> = query.exact.iter().copied().collect();
@@ -582,7 +607,8 @@ mod tests {
                             calibration: &cal,
                             limit: 10,
                         };
-                        rank(catalog, &query, scope, (prepared, vectors), settings, f)
+                        let dense = dense(catalog, vectors, scope);
+                        rank(catalog, &query, scope, (prepared, dense), settings, f)
                     };
                     let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));
                     let view = |r: &Ranked| {
