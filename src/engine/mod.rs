@@ -30,7 +30,7 @@ use crate::graph::{GraphStore, OntologyFacts, Synced, ToolLink};
 use crate::model::{LexEntry, Mention, PolicyFact, Tool};
 use crate::policy::limits::Limits;
 use crate::policy::{Access, Caller, Policy};
-use crate::rank::pipeline::{self, Ranked, Vectors};
+use crate::rank::pipeline::{self, Ranked};
 use crate::rank::query::{Query, embedding_texts};
 use crate::rank::{Calibration, Mode, RankConfig};
 use crate::scope::Scope;
@@ -43,19 +43,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
-
-/// The dense channels of a request's embeddings.
-fn dense_channels<'a>(
-    catalog: &'a Catalog,
-    (whole, steps): &'a Embedded,
-    scope: &Scope,
-) -> pipeline::DenseChannels<'a> {
-    let vectors = Vectors {
-        whole: whole.as_deref(),
-        steps,
-    };
-    pipeline::dense(catalog, vectors, scope)
-}
 
 /// What [`Engine::read_store`] reads.
 struct StoreRead {
@@ -463,7 +450,7 @@ impl Engine {
                 // The dense channel needs only the embedding: it is worked
                 // out while the other thread may still be walking the graph.
                 embedded = embed()?;
-                let dense = dense_channels(catalog, &embedded, scope);
+                let dense = pipeline::dense(catalog, embedded.0.as_deref(), &embedded.1, scope);
                 (query, prepared) = other
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -471,7 +458,7 @@ impl Engine {
             } else {
                 (query, prepared) = understand();
                 embedded = embed()?;
-                dense_channels(catalog, &embedded, scope)
+                pipeline::dense(catalog, embedded.0.as_deref(), &embedded.1, scope)
             };
             let settings = pipeline::Settings {
                 cfg: &self.rank,

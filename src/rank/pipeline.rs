@@ -21,15 +21,6 @@ use crate::catalog::Hit;
 use crate::scope::Scope;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-/// A request's embeddings, when the dense channel is on.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Vectors<'a> {
-    /// The request's embedding (`None`: no dense channel).
-    pub whole: Option<&'a [f32]>,
-    /// One embedding per step, in order (empty without a dense channel).
-    pub steps: &'a [Vec<f32>],
-}
-
 /// The dense channel of a request and of each of its steps: what the
 /// engine works out as soon as the embedding is there, while the graph and
 /// lexical channels may still be under way.
@@ -39,10 +30,12 @@ pub(crate) struct DenseChannels<'a> {
     steps: Vec<Option<Dense<'a>>>,
 }
 
-/// The dense channels of `vectors` over `scope`.
+/// The dense channels over `scope` of a request's embedding (`None`: no
+/// dense channel) and its steps' (in order; empty without one).
 pub(crate) fn dense<'a>(
     catalog: &'a Catalog,
-    vectors: Vectors<'a>,
+    whole: Option<&'a [f32]>,
+    steps: &'a [Vec<f32>],
     scope: &Scope,
 ) -> DenseChannels<'a> {
     let dense = |v: Option<&'a [f32]>| {
@@ -50,12 +43,8 @@ pub(crate) fn dense<'a>(
         v.and_then(|v| Dense::new(catalog, v, scope))
     };
     DenseChannels {
-        whole: dense(vectors.whole),
-        steps: vectors
-            .steps
-            .iter()
-            .map(|v| dense(Some(v.as_slice())))
-            .collect(),
+        whole: dense(whole),
+        steps: steps.iter().map(|v| dense(Some(v.as_slice()))).collect(),
     }
 }
 
@@ -543,6 +532,7 @@ mod tests {
     use crate::embed::{Embedder, HashEmbedder};
     use crate::engine::{Embeddings, Engine, EngineOptions};
     use crate::rank::Mode;
+    use crate::rank::query::embedding_texts;
     use crate::synth::{SynthOptions, from_ontology};
     use std::path::Path;
     use std::sync::Arc;
@@ -592,12 +582,11 @@ mod tests {
                     let query = Query::parse(catalog, text, None, mode, true);
                     let nodes = graph_nodes(&query);
                     let hits = catalog.paths.candidates(&nodes, scope);
-                    let vector = embedder.embed_query(&query.text).unwrap();
-                    let steps = embedder.embed_documents(&query.step_texts()).unwrap();
-                    let vectors = Vectors {
-                        whole: mode.uses_dense().then_some(vector.as_slice()),
-                        steps: if mode.uses_dense() { &steps } else { &[] },
-                    };
+                    let (whole_text, step_texts) = embedding_texts(text, None, true);
+                    let vector = embedder.embed_query(&whole_text).unwrap();
+                    let steps = embedder.embed_documents(&step_texts).unwrap();
+                    let whole = mode.uses_dense().then_some(vector.as_slice());
+                    let steps: &[Vec<f32>] = if mode.uses_dense() { &steps } else { &[] };
                     let cfg = RankConfig::default();
                     let cal = Calibration::default();
                     let go = |f| {
@@ -607,7 +596,7 @@ mod tests {
                             calibration: &cal,
                             limit: 10,
                         };
-                        let dense = dense(catalog, vectors, scope);
+                        let dense = dense(catalog, whole, steps, scope);
                         rank(catalog, &query, scope, (prepared, dense), settings, f)
                     };
                     let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));

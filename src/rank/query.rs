@@ -124,10 +124,4 @@ impl Query {
     pub fn mentions(&self) -> Vec<Mention> {
         self.all_mentions.clone()
     }
-
-    /// The step texts, in order (what gets embedded per step).
-    #[cfg(test)]
-    pub fn step_texts(&self) -> Vec<String> {
-        self.steps.iter().map(|s| s.text.clone()).collect()
-    }
 }
