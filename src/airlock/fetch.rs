@@ -1,12 +1,16 @@
-//! Reading what a source offers, bounded: a file, an http(s) URL, or an MCP
-//! server's `tools/list` over Streamable HTTP (with pagination). Every read
-//! has a time limit and a size limit, follows no redirect (a redirect is
-//! another location, which an operator has not configured) and uses no
-//! proxy from the environment: the only hosts contacted are the ones named.
+//! Reading what a source offers, bounded: a file, a folder of manifests, an
+//! http(s) URL, or an MCP server's `tools/list` over Streamable HTTP (with
+//! pagination). Every read has a time limit and a size limit, follows no
+//! redirect (a redirect is another location, which an operator has not
+//! configured) and uses no proxy from the environment: the only hosts
+//! contacted are the ones named. A folder is walked without following
+//! symbolic links and stops at a number of entries and a depth, so a source
+//! pointed at `/` by mistake answers at once instead of reading the disk.
 
 use crate::error::{Error, Result};
 use serde_json::{Value, json};
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long and how much one read may take.
@@ -83,8 +87,8 @@ pub fn text(location: &str, bounds: Bounds) -> Result<String> {
             .read_to_string()
             .map_err(|e| net_err(location, e))
     } else {
-        let path = std::path::Path::new(location);
-        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        let path = Path::new(location);
+        let meta = std::fs::metadata(path).map_err(|e| file_err(path, e))?;
         if meta.len() > bounds.max_bytes {
             return Err(Error::invalid(format!(
                 "{location}: {} bytes, over the {} byte limit of a scan",
@@ -92,8 +96,107 @@ pub fn text(location: &str, bounds: Bounds) -> Result<String> {
                 bounds.max_bytes
             )));
         }
-        std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+        std::fs::read_to_string(path).map_err(|e| file_err(path, e))
     }
+}
+
+/// A file or folder of a source that could not be read: text that is not
+/// UTF-8 is the operator's to fix (invalid); anything else (gone, no
+/// permission) is the source being unavailable, as for a URL.
+fn file_err(path: &Path, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        Error::invalid(format!("{}: not UTF-8 text", path.display()))
+    } else {
+        Error::Unavailable(format!("{}: {e}", path.display()))
+    }
+}
+
+/// Folder entries looked at, at most, in one folder source.
+pub const MAX_FOLDER_ENTRIES: usize = 10_000;
+/// Folders nested deeper than this below a folder source are not read.
+pub const MAX_FOLDER_DEPTH: usize = 8;
+
+/// The manifests (`.json`, `.jsonl`, `.ndjson`, `.yaml`, `.yml`) under a
+/// folder, in path order, with their text. Entries whose name starts with a
+/// dot are skipped, and so are symbolic links to folders (a link can loop, or
+/// lead out of the folder the operator named). The whole read shares one
+/// deadline and one byte budget; more than [`MAX_FOLDER_ENTRIES`] entries or
+/// a folder deeper than [`MAX_FOLDER_DEPTH`] is an error naming the folder,
+/// not a partial read.
+pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> {
+    let deadline = Instant::now() + bounds.timeout;
+    let late = || {
+        Error::Unavailable(format!(
+            "{location}: not read within {} s",
+            bounds.timeout.as_secs_f32()
+        ))
+    };
+    let mut files = Vec::new();
+    let mut seen = 0usize;
+    let mut stack = vec![(PathBuf::from(location), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(|e| file_err(&dir, e))? {
+            let entry = entry.map_err(|e| file_err(&dir, e))?;
+            seen += 1;
+            if seen > MAX_FOLDER_ENTRIES {
+                return Err(Error::invalid(format!(
+                    "{location}: more than {MAX_FOLDER_ENTRIES} entries; name the folder that holds the manifests"
+                )));
+            }
+            if Instant::now() > deadline {
+                return Err(late());
+            }
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let kind = entry.file_type().map_err(|e| file_err(&entry.path(), e))?;
+            entries.push((entry.path(), kind));
+        }
+        // Sorted, and pushed in reverse so the stack yields path order.
+        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        for (path, kind) in entries {
+            if kind.is_dir() {
+                if depth + 1 > MAX_FOLDER_DEPTH {
+                    return Err(Error::invalid(format!(
+                        "{location}: folders nested deeper than {MAX_FOLDER_DEPTH} ({})",
+                        path.display()
+                    )));
+                }
+                stack.push((path, depth + 1));
+            } else if is_manifest(&path) && (kind.is_file() || path.is_file()) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut out = Vec::with_capacity(files.len());
+    let mut left = bounds.max_bytes;
+    for path in files {
+        if Instant::now() > deadline {
+            return Err(late());
+        }
+        let len = std::fs::metadata(&path)
+            .map_err(|e| file_err(&path, e))?
+            .len();
+        if len > left {
+            return Err(Error::invalid(format!(
+                "{location}: more than {} bytes of manifests",
+                bounds.max_bytes
+            )));
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| file_err(&path, e))?;
+        left = left.saturating_sub(text.len() as u64);
+        out.push((path, text));
+    }
+    Ok(out)
+}
+
+fn is_manifest(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .is_some_and(|e| matches!(e.as_str(), "json" | "jsonl" | "ndjson" | "yaml" | "yml"))
 }
 
 /// The outcome of a health probe.
@@ -300,4 +403,92 @@ pub fn mcp_tools(url: &str, bounds: Bounds) -> Result<Value> {
     })();
     s.close();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn bounds() -> Bounds {
+        Bounds {
+            timeout: Duration::from_secs(20),
+            max_bytes: 1 << 20,
+        }
+    }
+
+    fn names(found: &[(PathBuf, String)], root: &Path) -> Vec<String> {
+        found
+            .iter()
+            .map(|(p, _)| p.strip_prefix(root).unwrap().display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_folder_yields_its_manifests_in_path_order_without_hidden_entries_or_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("b/c")).unwrap();
+        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::write(root.join("b/c/tools.yaml"), "openapi: 3.0.0").unwrap();
+        fs::write(root.join("a.json"), "{\"tools\": []}").unwrap();
+        fs::write(root.join("b/notes.txt"), "not a manifest").unwrap();
+        fs::write(root.join(".git/config.json"), "{}").unwrap();
+        fs::write(root.join(".hidden.json"), "{}").unwrap();
+        // A link back to the folder itself would loop forever if followed.
+        std::os::unix::fs::symlink(root, root.join("b/loop")).unwrap();
+        let found = folder(root.to_str().unwrap(), bounds()).unwrap();
+        assert_eq!(names(&found, root), ["a.json", "b/c/tools.yaml"]);
+        assert_eq!(found[0].1, "{\"tools\": []}");
+    }
+
+    #[test]
+    fn a_folder_over_its_entry_depth_or_byte_bound_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let wide = dir.path().join("wide");
+        fs::create_dir(&wide).unwrap();
+        for i in 0..=MAX_FOLDER_ENTRIES {
+            fs::write(wide.join(format!("{i}.txt")), "").unwrap();
+        }
+        let e = folder(wide.to_str().unwrap(), bounds()).unwrap_err();
+        assert!(matches!(e, Error::Invalid { .. }), "{e:?}");
+        assert!(e.to_string().contains("more than 10000 entries"), "{e}");
+        assert!(e.to_string().contains("wide"), "{e}");
+
+        let deep = dir.path().join("deep");
+        let mut d = deep.clone();
+        for i in 0..=MAX_FOLDER_DEPTH {
+            d = d.join(i.to_string());
+        }
+        fs::create_dir_all(&d).unwrap();
+        let e = folder(deep.to_str().unwrap(), bounds()).unwrap_err();
+        assert!(e.to_string().contains("nested deeper than 8"), "{e}");
+
+        let big = dir.path().join("big");
+        fs::create_dir(&big).unwrap();
+        fs::write(big.join("a.json"), "x".repeat(600)).unwrap();
+        fs::write(big.join("b.json"), "x".repeat(600)).unwrap();
+        let small = Bounds {
+            max_bytes: 1000,
+            ..bounds()
+        };
+        let e = folder(big.to_str().unwrap(), small).unwrap_err();
+        assert!(e.to_string().contains("more than 1000 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_folder_or_file_is_unavailable_and_bad_text_is_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let e = folder(gone.to_str().unwrap(), bounds()).unwrap_err();
+        assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+        assert!(e.to_string().contains("gone"), "{e}");
+        let e = text(gone.join("api.json").to_str().unwrap(), bounds()).unwrap_err();
+        assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+        let latin1 = dir.path().join("latin1.json");
+        fs::write(&latin1, b"{\"d\": \"caf\xe9\"}").unwrap();
+        let e = text(latin1.to_str().unwrap(), bounds()).unwrap_err();
+        assert!(matches!(e, Error::Invalid { .. }), "{e:?}");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
 }

@@ -643,22 +643,11 @@ impl Airlock {
                 parse(&source.location, &listed.to_string(), Format::Mcp)
             }
             SourceKind::Directory => {
-                let files = import::collect_files(&[source.location.clone().into()])?;
                 let mut out = Vec::new();
-                let mut total = 0u64;
-                for f in files {
-                    let name = f.display().to_string();
-                    let text = fetch::text(&name, bounds)?;
-                    total += text.len() as u64;
-                    if total > bounds.max_bytes {
-                        return Err(Error::invalid(format!(
-                            "{}: more than {} bytes of manifests",
-                            source.location, bounds.max_bytes
-                        )));
-                    }
+                for (f, text) in fetch::folder(&source.location, bounds)? {
                     match import::detect_format(&f, &text) {
                         Some(Format::Turtle) | None => continue,
-                        Some(format) => out.extend(parse(&name, &text, format)?),
+                        Some(format) => out.extend(parse(&f.display().to_string(), &text, format)?),
                     }
                 }
                 Ok(out)

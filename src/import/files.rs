@@ -54,9 +54,19 @@ pub fn read_files(files: &[PathBuf], format: Option<Format>) -> Result<Vec<Input
         .collect()
 }
 
-/// Collects the loadable files under `paths` (directories recursively, sorted).
+/// Collects the loadable files under `paths` (directories recursively,
+/// sorted). Linked folders are followed, each real folder once, so a link
+/// that points back up the tree is not walked forever.
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    fn walk(
+        dir: &Path,
+        seen: &mut std::collections::HashSet<PathBuf>,
+        out: &mut Vec<PathBuf>,
+    ) -> Result<()> {
+        let real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+        if !seen.insert(real) {
+            return Ok(());
+        }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| Error::io(dir, e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -64,7 +74,7 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         entries.sort();
         for p in entries {
             if p.is_dir() {
-                walk(&p, out)?;
+                walk(&p, seen, out)?;
             } else if matches!(
                 p.extension().and_then(|e| e.to_str()),
                 Some("ttl" | "json" | "jsonl" | "yaml" | "yml")
@@ -75,9 +85,10 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         Ok(())
     }
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out)?;
+            walk(p, &mut seen, &mut out)?;
         } else if p.exists() {
             out.push(p.clone());
         } else {
@@ -98,5 +109,27 @@ pub fn bundled(dir: &str) -> PathBuf {
         local
     } else {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_back_up_the_tree_is_walked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("seeds/more")).unwrap();
+        std::fs::write(root.join("seeds/a.ttl"), "").unwrap();
+        std::fs::write(root.join("seeds/more/b.json"), "{}").unwrap();
+        std::fs::write(root.join("seeds/more/notes.txt"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("seeds"), root.join("seeds/more/up")).unwrap();
+        let files = collect_files(&[root.join("seeds")]).unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["seeds/a.ttl", "seeds/more/b.json"]);
     }
 }

@@ -695,6 +695,87 @@ fn sources_review_pins_health_usage_and_gaps_over_http() {
 }
 
 #[test]
+fn a_folder_source_reads_its_manifests_and_a_bad_folder_answers_at_once() {
+    let live = Live::start(
+        Arc::new(seeded(EngineOptions::memory(Embeddings::Off))),
+        ServeOptions {
+            keys: keys(),
+            ..ServeOptions::default()
+        },
+    );
+    let a = live.addr;
+    let dir = tempfile::tempdir().unwrap();
+    let add = |location: &std::path::Path| {
+        let r = post_json(
+            a,
+            "/v1/sources",
+            Some(ADMIN),
+            &json!({"kind": "directory", "location": location}).to_string(),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.json()["id"].as_str().unwrap().to_string()
+    };
+    let scan = |id: &str| post_json(a, &format!("/v1/sources/{id}/scan"), Some(ADMIN), "");
+
+    // Manifests in subfolders are read; hidden folders and links are not.
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(tools.join("mcp")).unwrap();
+    std::fs::create_dir_all(tools.join(".cache")).unwrap();
+    let manifest = |tools: Vec<Value>| json!({ "tools": tools }).to_string();
+    std::fs::write(
+        tools.join("mcp/list.json"),
+        manifest(first_tools()[..1].to_vec()),
+    )
+    .unwrap();
+    std::fs::write(
+        tools.join(".cache/list.json"),
+        manifest(vec![mcp_tool("stale_cached_tool", "A copy nobody named.")]),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&tools, tools.join("mcp/again")).unwrap();
+    let id = add(&tools);
+    let r = scan(&id);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["discovered"], 1, "{}", r.body);
+    let items = pending(&live);
+    assert_eq!(
+        item_named(&items, "lookup_parcel_locker")["status"],
+        "pending"
+    );
+    assert!(!items.to_string().contains("stale_cached_tool"), "{items}");
+
+    // A folder far bigger than a folder of manifests: refused, naming it.
+    let wide = dir.path().join("wide");
+    std::fs::create_dir(&wide).unwrap();
+    for i in 0..=toolgraph::airlock::fetch::MAX_FOLDER_ENTRIES {
+        std::fs::write(wide.join(format!("{i}.txt")), "").unwrap();
+    }
+    let r = scan(&add(&wide));
+    assert_eq!(r.status, 400, "{}", r.body);
+    let message = assert_error_shape(&r)["error"]["message"].to_string();
+    assert!(
+        message.contains("wide") && message.contains("entries"),
+        "{message}"
+    );
+
+    // A folder that went away: unavailable, and recorded on the source.
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let gone_id = add(&gone);
+    std::fs::remove_dir(&gone).unwrap();
+    let r = scan(&gone_id);
+    assert_eq!(r.status, 503, "{}", r.body);
+    let sources = get(a, "/v1/sources", Some(ADMIN)).json();
+    let s = sources
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == gone_id)
+        .unwrap();
+    assert!(s["last_error"].as_str().unwrap().contains("gone"), "{s}");
+}
+
+#[test]
 fn a_restart_keeps_sources_items_pins_usage_health_and_gaps() {
     let up = Servers::start();
     let dir = tempfile::tempdir().unwrap();
