@@ -51,6 +51,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const QUERIES: usize = 500;
 
 fn main() {
+    toolgraph::alloc::keep_freed_memory();
     // `cargo test --benches` runs this without `--bench`: a small real run
     // (200 tools, 100 registered) in a temporary directory, removed after.
     let smoke = !std::env::args().any(|a| a == "--bench");

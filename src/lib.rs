@@ -12,6 +12,7 @@
 //! API. See ARCHITECTURE.md for the flow through the modules.
 
 pub mod airlock;
+pub mod alloc;
 mod catalog;
 pub mod constellation;
 pub mod embed;

@@ -10,5 +10,6 @@ mod cli;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    toolgraph::alloc::keep_freed_memory();
     cli::main()
 }
