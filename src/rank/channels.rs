@@ -14,6 +14,8 @@ pub(crate) struct ToolGraph {
     pub score: f32,
     /// A path performs the verb the planner stated in its `verb` field.
     pub stated_verb: bool,
+    /// Some path reaches the tool (its score may still be 0).
+    reached: bool,
 }
 
 /// One path's contribution, before it is written out.
@@ -32,21 +34,27 @@ struct Evidence<'a> {
 /// evidence behind them in one flat list (a common verb reaches thousands
 /// of tools: no allocation per tool). Paths borrow the request and the
 /// snapshot and are written out only for the tools that are reported.
+/// Scores are a slot per catalog tool, not a map: fusion looks up tens of
+/// thousands of them per request at 100k tools, and a hash lookup each was
+/// most of its time.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct GraphScores<'a> {
-    per_tool: HashMap<usize, ToolGraph>,
+    /// Per tool index; empty when no path reached any tool.
+    per_tool: Vec<ToolGraph>,
+    /// The tools some path reaches, in the order first reached.
+    reached: Vec<usize>,
     evidence: Vec<Evidence<'a>>,
 }
 
 impl GraphScores<'_> {
     /// The graph score of tool `idx`, when some path reaches it.
     pub fn get(&self, idx: usize) -> Option<&ToolGraph> {
-        self.per_tool.get(&idx)
+        self.per_tool.get(idx).filter(|t| t.reached)
     }
 
     /// The tools some path reaches (any order).
     pub fn tools(&self) -> impl Iterator<Item = usize> + '_ {
-        self.per_tool.keys().copied()
+        self.reached.iter().copied()
     }
 
     /// Tool `idx`'s paths, strongest first (`explain` is filled in by
@@ -174,7 +182,12 @@ pub(crate) fn graph_scores<'a>(
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
     let mut out = GraphScores {
-        per_tool: HashMap::with_capacity_and_hasher(hits.len().min(1 << 16), Default::default()),
+        per_tool: if hits.is_empty() {
+            Vec::new()
+        } else {
+            vec![ToolGraph::default(); catalog.tools.len()]
+        },
+        reached: Vec::new(),
         evidence: Vec::with_capacity(hits.len().min(1 << 16)),
     };
     // (tool, surface) pairs with a positive path: sibling evidence from a
@@ -250,7 +263,14 @@ pub(crate) fn graph_scores<'a>(
                 } else if matched.contains(&(tool, surface_id)) {
                     continue;
                 }
-                let t = out.per_tool.entry(tool).or_default();
+                // Hits come from the same snapshot: every tool has a slot.
+                let Some(t) = out.per_tool.get_mut(tool) else {
+                    continue;
+                };
+                if !t.reached {
+                    t.reached = true;
+                    out.reached.push(tool);
+                }
                 t.score += weight;
                 t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
                 out.evidence.push(Evidence {
@@ -265,8 +285,8 @@ pub(crate) fn graph_scores<'a>(
         }
     }
     if total > 0.0 {
-        for v in out.per_tool.values_mut() {
-            v.score /= total;
+        for &tool in &out.reached {
+            out.per_tool[tool].score /= total;
         }
     }
     out
