@@ -87,17 +87,26 @@ pub fn text(location: &str, bounds: Bounds) -> Result<String> {
             .read_to_string()
             .map_err(|e| net_err(location, e))
     } else {
-        let path = Path::new(location);
-        let meta = std::fs::metadata(path).map_err(|e| file_err(path, e))?;
-        if meta.len() > bounds.max_bytes {
-            return Err(Error::invalid(format!(
-                "{location}: {} bytes, over the {} byte limit of a scan",
-                meta.len(),
+        read_file(Path::new(location), bounds.max_bytes)?.map_err(|len| {
+            Error::invalid(format!(
+                "{location}: {len} bytes, over the {} byte limit of a scan",
                 bounds.max_bytes
-            )));
-        }
-        std::fs::read_to_string(path).map_err(|e| file_err(path, e))
+            ))
+        })
     }
+}
+
+/// A file's text, or its length when that is over `max_bytes`.
+fn read_file(path: &Path, max_bytes: u64) -> Result<std::result::Result<String, u64>> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| file_err(path, e))?
+        .len();
+    if len > max_bytes {
+        return Ok(Err(len));
+    }
+    std::fs::read_to_string(path)
+        .map(Ok)
+        .map_err(|e| file_err(path, e))
 }
 
 /// A file or folder of a source that could not be read: text that is not
@@ -153,8 +162,9 @@ pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> 
             let kind = entry.file_type().map_err(|e| file_err(&entry.path(), e))?;
             entries.push((entry.path(), kind));
         }
-        // Sorted, and pushed in reverse so the stack yields path order.
-        entries.sort_by(|a, b| b.0.cmp(&a.0));
+        // Sorted, so which entry trips a bound does not depend on the file
+        // system's order (the files are sorted once more at the end).
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (path, kind) in entries {
             if kind.is_dir() {
                 if depth + 1 > MAX_FOLDER_DEPTH {
@@ -176,16 +186,12 @@ pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> 
         if Instant::now() > deadline {
             return Err(late());
         }
-        let len = std::fs::metadata(&path)
-            .map_err(|e| file_err(&path, e))?
-            .len();
-        if len > left {
-            return Err(Error::invalid(format!(
+        let text = read_file(&path, left)?.map_err(|_| {
+            Error::invalid(format!(
                 "{location}: more than {} bytes of manifests",
                 bounds.max_bytes
-            )));
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| file_err(&path, e))?;
+            ))
+        })?;
         left = left.saturating_sub(text.len() as u64);
         out.push((path, text));
     }

@@ -250,6 +250,18 @@ fn item_named<'a>(items: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no item {name} in {items}"))
 }
 
+/// One source as `GET /v1/sources` lists it.
+fn source_with_id(live: &Live, id: &str) -> Value {
+    let r = get(live.addr, "/v1/sources", Some(ADMIN));
+    r.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no source {id} in {}", r.body))
+        .clone()
+}
+
 fn pending(live: &Live) -> Value {
     let r = get(live.addr, "/v1/pending", Some(ADMIN));
     assert_eq!(r.status, 200, "{}", r.body);
@@ -330,13 +342,7 @@ fn sources_review_pins_health_usage_and_gaps_over_http() {
     // A source that does not answer: the error is recorded, the service goes on.
     let r = scan(&dead);
     assert_eq!(r.status, 503, "{}", r.body);
-    let sources = get(a, "/v1/sources", Some(ADMIN)).json();
-    let d = sources
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == dead)
-        .unwrap();
+    let d = source_with_id(&live, &dead);
     assert!(
         d["last_error"].as_str().unwrap().contains("127.0.0.1:9"),
         "{d}"
@@ -765,13 +771,7 @@ fn a_folder_source_reads_its_manifests_and_a_bad_folder_answers_at_once() {
     std::fs::remove_dir(&gone).unwrap();
     let r = scan(&gone_id);
     assert_eq!(r.status, 503, "{}", r.body);
-    let sources = get(a, "/v1/sources", Some(ADMIN)).json();
-    let s = sources
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == gone_id)
-        .unwrap();
+    let s = source_with_id(&live, &gone_id);
     assert!(s["last_error"].as_str().unwrap().contains("gone"), "{s}");
 }
 
