@@ -16,7 +16,9 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// graph stage 2.89 -> 1.08 ms. Never purging (-1) measured the same p50
 /// but held what loading the catalog had freed: serve's RSS at 100k was
 /// 2.6 GB against 1.6 GB with the 10 s delay. Call it first thing in `main`.
-/// The crate's one `unsafe` block: a foreign call with no pointer in it.
+/// One of the crate's two `unsafe` blocks (the other calls the int8 vector
+/// kernel on a CPU checked to have its features): a foreign call with no
+/// pointer in it.
 #[allow(unsafe_code)]
 pub fn keep_freed_memory() {
     // SAFETY: sets one allocator option to a delay in milliseconds, as

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::{dot, normalize};
+use super::{dot, int8, normalize};
 
 /// Rows per parallel chunk of the int8 pass; below two chunks it runs on
 /// the calling thread.
@@ -74,25 +74,6 @@ fn residual(v: &[f32], codes: &[i8], scale: f32) -> f32 {
         })
         .sum::<f32>()
         .sqrt()
-}
-
-/// Integer dot product of two code rows (exact: |sum| < 2^31 for any
-/// length below 2^17).
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: i32 = ac
-        .remainder()
-        .iter()
-        .zip(bc.remainder())
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum();
-    for (x, y) in ac.zip(bc) {
-        for i in 0..16 {
-            acc[i] += i32::from(i16::from(x[i]) * i16::from(y[i]));
-        }
-    }
-    acc.iter().sum::<i32>() + tail
 }
 
 impl VectorIndex {
@@ -202,9 +183,7 @@ impl VectorIndex {
         let error = norm * self.max_residual + eq * (1.0 + self.max_residual);
         let mut scores = vec![0.0f32; self.len()];
         let fill = |(codes, (scales, out)): (&[i8], (&[f32], &mut [f32]))| {
-            for ((row, scale), out) in codes.chunks_exact(self.dim).zip(scales).zip(out) {
-                *out = dot_i8(row, &q) as f32 * sq * scale;
-            }
+            int8::scaled_dots(codes, scales, &q, sq, out);
         };
         if self.len() >= 2 * PAR_ROWS {
             self.codes
@@ -346,19 +325,6 @@ mod tests {
         let mut idx = VectorIndex::new(4);
         idx.push("zero", &[0.0; 4]);
         idx
-    }
-
-    #[test]
-    fn int8_dot_is_exact_integer_arithmetic() {
-        let a: Vec<i8> = (0..37).map(|i| (i * 7 % 255 - 127) as i8).collect();
-        let b: Vec<i8> = (0..37).map(|i| (127 - i * 5 % 255) as i8).collect();
-        let naive: i32 = a
-            .iter()
-            .zip(&b)
-            .map(|(&x, &y)| i32::from(x) * i32::from(y))
-            .sum();
-        assert_eq!(dot_i8(&a, &b), naive);
-        assert_eq!(dot_i8(&[127; 384], &[-127; 384]), -127 * 127 * 384);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod cache;
 mod double;
 mod fastembed;
 mod index;
+mod int8;
 mod store;
 mod text;
 
