@@ -72,13 +72,32 @@ impl<'a> Channels<'a> {
         self.dense.as_ref().map_or(0.0, |d| d.get(idx))
     }
 
-    /// The tools some channel scores beyond their cosine, plus the dense
-    /// shortlist: every other tool's score is its cosine's alone.
-    pub fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
-        self.graph
-            .tools()
-            .chain(self.touched.iter().copied())
-            .chain(self.dense.iter().flat_map(Dense::shortlist))
+    /// The dense shortlist (empty without a dense channel).
+    pub fn shortlist(&self) -> impl Iterator<Item = usize> + '_ {
+        self.dense.iter().flat_map(Dense::shortlist)
+    }
+
+    /// The tools the graph or the lexical channel scores (a tool may come
+    /// twice). With the dense shortlist and the named tools they are every
+    /// tool whose score is not its cosine's alone.
+    pub fn scored(&self) -> impl Iterator<Item = usize> + '_ {
+        self.graph.tools().chain(self.touched.iter().copied())
+    }
+
+    /// The highest fused score of a tool the request does not name that is
+    /// outside the dense shortlist, so its cosine is no higher than
+    /// [`Dense::rest`]: at least the upper bound of [`Self::bounds`] for
+    /// such a tool, without its cosine (float addition and multiplication
+    /// by a positive weight are monotonic, and the parts add up in the same
+    /// order). Infinite (no bound) for a negative dense weight.
+    pub fn upper_outside_shortlist(&self, idx: usize, mode: Mode, cfg: &RankConfig) -> f32 {
+        let parts = self.parts(idx, mode, cfg, false);
+        match &self.dense {
+            None => parts.fused(0.0),
+            Some(_) if parts.w_dense == 0.0 => parts.fused(0.0),
+            Some(d) if parts.w_dense > 0.0 => parts.fused(d.rest()),
+            Some(_) => f32::INFINITY,
+        }
     }
 
     /// The fused score of one tool; `exact`: the request names it.

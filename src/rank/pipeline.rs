@@ -331,6 +331,14 @@ struct Fused {
     winners: Vec<Option<Key>>,
 }
 
+/// A tool and the lowest and highest fused score it can have.
+type Bound = (usize, f32, f32);
+
+/// The best lower bound of some bounds.
+fn max_lower(bounds: &[Bound]) -> f32 {
+    bounds.iter().map(|b| b.1).fold(f32::NEG_INFINITY, f32::max)
+}
+
 /// A step's best tool so far, replaced only by a strictly higher score.
 fn challenge(best: &mut Option<Key>, idx: usize, fused: f32) {
     if best.is_none_or(|w| fused > w.fused) {
@@ -414,23 +422,37 @@ impl Texts<'_, '_> {
     /// whose upper bound reaches the k-th best lower bound are scored
     /// exactly. `None` when the bounds cannot prove the answer (then every
     /// tool is scored).
+    ///
+    /// Most candidates at 100k tools (about 9,000 lexical and 9,000 graph
+    /// ones at the median) are outside every dense shortlist: their cosine
+    /// is below their text's `rest`, so
+    /// [`Channels::upper_outside_shortlist`] bounds them without it. Only
+    /// those that reach the floor of the shortlisted and named tools are
+    /// looked at closely (none at the median).
     fn fuse_shortlist(&self, scope: &Scope, k: usize) -> Option<Fused> {
         let (mode, cfg) = (self.mode, self.cfg);
-        // Ascending and without duplicates: a set over the snapshot's
-        // tools (a bit each) rather than a sort of tens of thousands.
-        let mut set = Scope::none(scope.universe());
+        let texts: Vec<&Channels> = std::iter::once(self.whole).chain(self.steps).collect();
+        // Ascending and without duplicates: sets over the snapshot's tools
+        // (a bit each) rather than sorts of tens of thousands.
+        let mut core = Scope::none(scope.universe());
         for i in self
             .exact
             .iter()
             .copied()
-            .chain(self.whole.candidates())
-            .chain(self.steps.iter().flat_map(Channels::candidates))
+            .chain(texts.iter().flat_map(|ch| ch.shortlist()))
             .filter(|&i| scope.contains(i))
         {
-            set.insert(i);
+            core.insert(i);
         }
-        let candidates: Vec<usize> = set.iter().collect();
-        let everyone = candidates.len() == scope.len();
+        let mut all = core.clone();
+        let mut others: Vec<usize> = Vec::new();
+        for i in texts.iter().flat_map(|ch| ch.scored()) {
+            if scope.contains(i) && all.insert(i) {
+                others.push(i);
+            }
+        }
+        let core: Vec<usize> = core.iter().collect();
+        let everyone = all.len() == scope.len();
         let outside = |ch: &Channels, discount: f32| {
             if everyone {
                 f32::NEG_INFINITY
@@ -438,21 +460,41 @@ impl Texts<'_, '_> {
                 ch.outside(mode, cfg) - discount
             }
         };
+        // The core's bounds, then those of the other candidates whose cheap
+        // upper bound reaches `floor(core bounds)`, in ascending tool order.
+        let close = |bound: &dyn Fn(usize) -> (f32, f32),
+                     upper: &dyn Fn(usize) -> f32,
+                     floor: &dyn Fn(&mut [Bound]) -> f32| {
+            let mut bounds: Vec<Bound> = core
+                .iter()
+                .map(|&i| {
+                    let (lo, hi) = bound(i);
+                    (i, lo, hi)
+                })
+                .collect();
+            let first = floor(&mut bounds);
+            let before = bounds.len();
+            bounds.extend(others.iter().filter(|&&i| upper(i) >= first).map(|&i| {
+                let (lo, hi) = bound(i);
+                (i, lo, hi)
+            }));
+            if bounds.len() > before {
+                bounds.sort_unstable_by_key(|b| b.0);
+            }
+            bounds
+        };
 
         // Each step's best tool (no discount).
         let mut winners: Vec<Option<Key>> = Vec::with_capacity(self.steps.len());
         for ch in self.steps {
-            let bounds: Vec<(usize, f32, f32)> = candidates
-                .iter()
-                .map(|&i| {
-                    let (lo, hi) = ch.bounds(i, mode, cfg, self.exact.contains(&i));
-                    (i, lo, hi)
-                })
-                .collect();
-            let floor = bounds.iter().map(|b| b.1).fold(f32::NEG_INFINITY, f32::max);
+            let bounds = close(
+                &|i| ch.bounds(i, mode, cfg, self.exact.contains(&i)),
+                &|i| ch.upper_outside_shortlist(i, mode, cfg),
+                &|b| max_lower(b),
+            );
+            let floor = max_lower(&bounds);
             let mut best: Option<Key> = None;
-            // Candidates are ascending: the first of equal scores wins, as
-            // in catalog order.
+            // Ascending: the first of equal scores wins, as in catalog order.
             for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
                 challenge(
                     &mut best,
@@ -467,14 +509,22 @@ impl Texts<'_, '_> {
         }
 
         // The k best keys.
-        if candidates.len() < k && !everyone {
+        if all.len() < k && !everyone {
             return None;
         }
         let discount = |s: usize| if s == 0 { 0.0 } else { cfg.step_discount };
-        let texts: Vec<&Channels> = std::iter::once(self.whole).chain(self.steps).collect();
-        let mut bounds: Vec<(usize, f32, f32)> = candidates
-            .iter()
-            .map(|&i| {
+        // The k-th best lower bound: any tool whose upper bound is below it
+        // has at least k tools surely ahead of it.
+        let kth_lower = |bounds: &mut [Bound]| {
+            if bounds.len() > k && k > 0 {
+                let (_, kth, _) = bounds.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+                kth.1
+            } else {
+                f32::NEG_INFINITY
+            }
+        };
+        let mut bounds = close(
+            &|i| {
                 let named = self.exact.contains(&i);
                 let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
                 for (s, ch) in texts.iter().enumerate() {
@@ -482,17 +532,18 @@ impl Texts<'_, '_> {
                     lo = lo.max(l - discount(s));
                     hi = hi.max(h - discount(s));
                 }
-                (i, lo, hi)
-            })
-            .collect();
-        // The k-th best lower bound: any tool whose upper bound is below it
-        // has at least k tools surely ahead of it.
-        let floor = if bounds.len() > k && k > 0 {
-            let (_, kth, _) = bounds.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
-            kth.1
-        } else {
-            f32::NEG_INFINITY
-        };
+                (lo, hi)
+            },
+            &|i| {
+                texts
+                    .iter()
+                    .enumerate()
+                    .map(|(s, ch)| ch.upper_outside_shortlist(i, mode, cfg) - discount(s))
+                    .fold(f32::NEG_INFINITY, f32::max)
+            },
+            &kth_lower,
+        );
+        let floor = kth_lower(&mut bounds);
         let mut top: Vec<Key> = Vec::new();
         let mut from: HashMap<usize, usize> = HashMap::default();
         for &(idx, _, _) in bounds.iter().filter(|b| b.2 >= floor) {
