@@ -16,18 +16,28 @@ pub(crate) struct ToolGraph {
     pub stated_verb: bool,
     /// Some path reaches the tool (its score may still be 0).
     reached: bool,
+    /// The request surfaces (numbered in order of appearance, the first
+    /// [`SURFACE_BITS`]) with a positive path to the tool.
+    surfaces: u32,
+    /// The tool's last evidence (1-based; 0: none); each evidence links
+    /// to the tool's one before it.
+    last: u32,
 }
+
+/// Surfaces tracked in a tool's slot; later ones (rare) in a set.
+const SURFACE_BITS: usize = 32;
 
 /// One path's contribution, before it is written out.
 #[derive(Debug, Clone, Copy)]
 struct Evidence<'a> {
-    tool: usize,
     mention: &'a str,
     hit: Hit<'a>,
     weight: f32,
     stated: bool,
     /// The mention's best positive path for this tool (not sibling evidence).
     positive: bool,
+    /// The same tool's evidence before this one (1-based; 0: none).
+    previous: u32,
 }
 
 /// The graph channel of one query text: a score per reached tool, and the
@@ -46,10 +56,28 @@ pub(crate) struct GraphScores<'a> {
     evidence: Vec<Evidence<'a>>,
 }
 
-impl GraphScores<'_> {
+impl<'a> GraphScores<'a> {
     /// The graph score of tool `idx`, when some path reaches it.
     pub fn get(&self, idx: usize) -> Option<&ToolGraph> {
         self.per_tool.get(idx).filter(|t| t.reached)
+    }
+
+    /// Tool `idx`'s evidence, in the order found: its own entries through
+    /// their links, not a scan of every tool's (a reported tool's
+    /// explanation read all of it, tens of thousands of entries at 100k
+    /// tools, twice per reported tool).
+    fn evidence_of(&self, idx: usize) -> Vec<&Evidence<'a>> {
+        let mut found = Vec::new();
+        let mut at = self.per_tool.get(idx).map_or(0, |t| t.last);
+        while let Some(e) = (at as usize)
+            .checked_sub(1)
+            .and_then(|i| self.evidence.get(i))
+        {
+            found.push(e);
+            at = e.previous;
+        }
+        found.reverse();
+        found
     }
 
     /// The tools some path reaches (any order).
@@ -61,9 +89,8 @@ impl GraphScores<'_> {
     /// [`explain`]).
     pub fn paths(&self, idx: usize) -> Vec<GraphPath> {
         let mut paths: Vec<GraphPath> = self
-            .evidence
-            .iter()
-            .filter(|e| e.tool == idx)
+            .evidence_of(idx)
+            .into_iter()
             .map(|e| GraphPath {
                 mention: e.mention.to_string(),
                 node: e.hit.node.to_string(),
@@ -86,11 +113,42 @@ impl GraphScores<'_> {
 
     /// Surfaces of the request mentions tool `idx` matched, in request order.
     pub fn matched(&self, idx: usize) -> Vec<String> {
-        self.evidence
-            .iter()
-            .filter(|e| e.tool == idx && e.positive)
+        self.evidence_of(idx)
+            .into_iter()
+            .filter(|e| e.positive)
             .map(|e| e.mention.to_string())
             .collect()
+    }
+}
+
+/// The (tool, surface) pairs with a positive path: a bit per surface in
+/// the tool's slot for the first [`SURFACE_BITS`] surfaces (a set insert
+/// per path was a large share of the channel at 100k tools), a set past
+/// them.
+#[derive(Debug, Default)]
+struct Matched {
+    late: HashSet<(usize, usize)>,
+}
+
+impl Matched {
+    fn bit(surface: usize) -> Option<u32> {
+        (surface < SURFACE_BITS).then(|| 1u32 << surface)
+    }
+
+    fn mark(&mut self, slot: &mut ToolGraph, tool: usize, surface: usize) {
+        match Self::bit(surface) {
+            Some(b) => slot.surfaces |= b,
+            None => {
+                self.late.insert((tool, surface));
+            }
+        }
+    }
+
+    fn has(&self, slot: &ToolGraph, tool: usize, surface: usize) -> bool {
+        match Self::bit(surface) {
+            Some(b) => slot.surfaces & b != 0,
+            None => self.late.contains(&(tool, surface)),
+        }
     }
 }
 
@@ -193,8 +251,7 @@ pub(crate) fn graph_scores<'a>(
     // (tool, surface) pairs with a positive path: sibling evidence from a
     // mention with the same surface does not count against them. Surfaces
     // are numbered in order of appearance.
-    let mut matched: HashSet<(usize, usize)> =
-        HashSet::with_capacity_and_hasher(hits.len(), Default::default());
+    let mut matched = Matched::default();
     let mut surfaces: Vec<&str> = Vec::new();
     // One mention's weighted paths: (tool, weight, hit).
     let mut weighted: Vec<(usize, f32, Hit<'a>)> = Vec::new();
@@ -258,29 +315,32 @@ pub(crate) fn graph_scores<'a>(
                 let Some(&(tool, weight, hit)) = found else {
                     continue;
                 };
-                if positive {
-                    matched.insert((tool, surface_id));
-                } else if matched.contains(&(tool, surface_id)) {
-                    continue;
-                }
                 // Hits come from the same snapshot: every tool has a slot.
                 let Some(t) = out.per_tool.get_mut(tool) else {
                     continue;
                 };
+                if positive {
+                    matched.mark(t, tool, surface_id);
+                } else if matched.has(t, tool, surface_id) {
+                    continue;
+                }
                 if !t.reached {
                     t.reached = true;
                     out.reached.push(tool);
                 }
                 t.score += weight;
                 t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
+                let previous = t.last;
                 out.evidence.push(Evidence {
-                    tool,
                     mention: surface,
                     hit,
                     weight,
                     stated,
                     positive,
+                    previous,
                 });
+                // (Fewer than u32::MAX entries: one per tool and mention.)
+                t.last = u32::try_from(out.evidence.len()).unwrap_or(previous);
             }
         }
     }
@@ -319,6 +379,22 @@ pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matched_surfaces_are_kept_per_tool_in_bits_and_past_them_in_a_set() {
+        let mut m = Matched::default();
+        let (mut a, mut b) = (ToolGraph::default(), ToolGraph::default());
+        for s in [0, 31, 32, 100] {
+            assert!(!m.has(&a, 1, s));
+            m.mark(&mut a, 1, s);
+            assert!(m.has(&a, 1, s), "surface {s}");
+            assert!(!m.has(&b, 2, s), "surface {s} of another tool");
+        }
+        assert!(!m.has(&a, 1, 1) && !m.has(&a, 1, 33));
+        m.mark(&mut b, 2, 33);
+        assert!(m.has(&b, 2, 33) && !m.has(&a, 1, 33));
+        assert_eq!(a.surfaces, 1 | 1 << 31);
+    }
 
     #[test]
     fn relation_weights_discount_hops_and_penalise_siblings() {
