@@ -32,6 +32,10 @@ pub(crate) struct Catalog {
     /// Vector row of each tool (same order as `tools`), when embeddings are on.
     pub vectors: Option<Vectors>,
     pub vector_row: Vec<Option<usize>>,
+    /// The tool of each vector row (the inverse of `vector_row`).
+    pub row_tool: Vec<Option<usize>>,
+    /// The tools without a vector row, ascending.
+    pub without_vector: Vec<usize>,
     /// Number of tools acting on each entity node (for IDF).
     pub entity_df: HashMap<String, usize>,
     pub broader: HashMap<String, Vec<String>>,
@@ -129,6 +133,14 @@ impl Catalog {
             }
             None => vec![None; tools.len()],
         };
+        let mut row_tool = vec![None; vectors.as_ref().map_or(0, |v| v.index.len())];
+        let mut without_vector = Vec::new();
+        for (tool, row) in vector_row.iter().enumerate() {
+            match row.and_then(|r| row_tool.get_mut(r)) {
+                Some(slot) => *slot = Some(tool),
+                None => without_vector.push(tool),
+            }
+        }
         let paths = paths::Paths::build(links, &facts, &by_iri);
         // skos:broader and instanceOf parents together, in one sorted order
         let mut parents: Vec<(String, String)> =
@@ -153,6 +165,8 @@ impl Catalog {
             names,
             vectors,
             vector_row,
+            row_tool,
+            without_vector,
             entity_df,
             broader,
             deps,

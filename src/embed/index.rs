@@ -173,34 +173,50 @@ impl VectorIndex {
     /// for unit rows, taken with the largest `‖er‖` of the index (plus a
     /// margin for float rounding). `None` when the query has the wrong
     /// length or is not finite.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn approx_scores(&self, query: &[f32]) -> Option<Approx> {
+        self.approx_scores_with(query, |_, _, _| ())
+            .map(|(approx, _)| approx)
+    }
+
+    /// [`Self::approx_scores`], and `visit(first row, its scores, error)`
+    /// run on each chunk of rows as soon as it is scored, on the thread
+    /// that scored it (while the scores are in its cache); the visits'
+    /// answers in row order.
+    pub(crate) fn approx_scores_with<T: Send>(
+        &self,
+        query: &[f32],
+        visit: impl Fn(usize, &[f32], f32) -> T + Sync,
+    ) -> Option<(Approx, Vec<T>)> {
         if query.len() != self.dim || self.dim == 0 || query.iter().any(|x| !x.is_finite()) {
             return None;
         }
         let (q, sq) = quantize(query);
         let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let eq = residual(query, &q, sq);
-        let error = norm * self.max_residual + eq * (1.0 + self.max_residual);
+        let error = (norm * self.max_residual + eq * (1.0 + self.max_residual)) * 1.01 + 1e-4;
         let mut scores = vec![0.0f32; self.len()];
-        let fill = |(codes, (scales, out)): (&[i8], (&[f32], &mut [f32]))| {
+        let fill = |(chunk, out): (usize, &mut [f32])| {
+            let first = chunk * PAR_ROWS;
+            let rows = first..first + out.len();
+            let codes = self
+                .codes
+                .get(rows.start * self.dim..rows.end * self.dim)
+                .unwrap_or_default();
+            let scales = self.scales.get(rows).unwrap_or_default();
             int8::scaled_dots(codes, scales, &q, sq, out);
+            visit(first, out, error)
         };
-        if self.len() >= 2 * PAR_ROWS {
-            self.codes
-                .par_chunks(PAR_ROWS * self.dim)
-                .zip(
-                    self.scales
-                        .par_chunks(PAR_ROWS)
-                        .zip(scores.par_chunks_mut(PAR_ROWS)),
-                )
-                .for_each(fill);
+        let visits = if self.len() >= 2 * PAR_ROWS {
+            scores
+                .par_chunks_mut(PAR_ROWS)
+                .enumerate()
+                .map(fill)
+                .collect()
         } else {
-            fill((&self.codes, (&self.scales, &mut scores)));
-        }
-        Some(Approx {
-            scores,
-            error: error * 1.01 + 1e-4,
-        })
+            vec![fill((0, &mut scores))]
+        };
+        Some((Approx { scores, error }, visits))
     }
 
     /// The `k` best rows for `query` (dot product, i.e. cosine for a unit
@@ -319,6 +335,28 @@ mod tests {
         let idx = random_index(3, 8, &mut seed);
         assert!(idx.approx_scores(&[1.0; 3]).is_none());
         assert!(idx.approx_scores(&[f32::NAN; 8]).is_none());
+    }
+
+    #[test]
+    fn each_chunk_is_visited_once_in_row_order_with_its_scores() {
+        let mut seed = 13;
+        for n in [100, 2 * PAR_ROWS + 5] {
+            let idx = random_index(n, 8, &mut seed);
+            let mut q: Vec<f32> = (0..8).map(|_| lcg(&mut seed)).collect();
+            normalize(&mut q);
+            let (approx, visits) = idx
+                .approx_scores_with(&q, |first, scores, error| (first, scores.to_vec(), error))
+                .unwrap();
+            let mut next = 0;
+            for (first, scores, error) in &visits {
+                assert_eq!(*first, next, "chunks in row order, none skipped");
+                assert_eq!(scores[..], approx.scores[next..next + scores.len()]);
+                assert_eq!(*error, approx.error);
+                next += scores.len();
+            }
+            assert_eq!(next, n);
+            assert_eq!(visits.len(), if n > PAR_ROWS { 3 } else { 1 });
+        }
     }
 
     fn idx_of_zeros() -> VectorIndex {

@@ -53,45 +53,87 @@ impl Ord for Scored {
     }
 }
 
+/// The [`SHORTLIST`] best upper bounds offered (a min-heap), and the best
+/// upper bound left out. Which tools are kept does not depend on the order
+/// they are offered in (`Scored` is a total order), so chunks can be
+/// merged.
+#[derive(Debug)]
+struct Best {
+    heap: BinaryHeap<Reverse<Scored>>,
+    rest: f32,
+}
+
+impl Default for Best {
+    fn default() -> Self {
+        Self {
+            heap: BinaryHeap::with_capacity(SHORTLIST + 1),
+            rest: f32::NEG_INFINITY,
+        }
+    }
+}
+
+impl Best {
+    fn offer(&mut self, s: Scored) {
+        if self.heap.len() < SHORTLIST {
+            self.heap.push(Reverse(s));
+        } else if self.heap.peek().is_some_and(|Reverse(min)| s > *min) {
+            if let Some(Reverse(out)) = self.heap.pop() {
+                self.rest = self.rest.max(out.0);
+            }
+            self.heap.push(Reverse(s));
+        } else {
+            self.rest = self.rest.max(s.0);
+        }
+    }
+}
+
 impl<'a> Dense<'a> {
     /// The channel for `query` over `scope`; `None` when the catalog has no
-    /// vectors or the query does not fit them (no dense channel).
+    /// vectors or the query does not fit them (no dense channel). Each
+    /// chunk of the int8 pass picks its own best upper bounds in scope on
+    /// the thread that scored it; they are merged here with the tools
+    /// without a vector (upper bound 0).
     pub fn new(catalog: &'a Catalog, query: &'a [f32], scope: &Scope) -> Option<Self> {
         let vectors = catalog.vectors.as_ref()?;
-        let approx = vectors.index.approx_scores(query)?;
-        let error = approx.error;
-        let approx = approx.scores;
-        // The SHORTLIST best upper bounds in scope (a min-heap), and the
-        // best upper bound left out.
-        let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(SHORTLIST + 1);
-        let mut rest = f32::NEG_INFINITY;
-        for idx in scope.iter() {
-            let upper = match catalog.vector_row.get(idx).copied().flatten() {
-                Some(row) => approx.get(row).map_or(0.0, |a| a + error),
-                None => 0.0,
-            };
-            if heap.len() < SHORTLIST {
-                heap.push(Reverse(Scored(upper, idx)));
-            } else if heap.peek().is_some_and(|Reverse(min)| upper > min.0) {
-                if let Some(Reverse(out)) = heap.pop() {
-                    rest = rest.max(out.0);
-                }
-                heap.push(Reverse(Scored(upper, idx)));
-            } else {
-                rest = rest.max(upper);
+        let (approx, chunks) =
+            vectors
+                .index
+                .approx_scores_with(query, |first, scores, error| {
+                    let mut best = Best::default();
+                    let tools = catalog.row_tool.get(first..).unwrap_or_default();
+                    for (&a, tool) in scores.iter().zip(tools) {
+                        if let Some(idx) = tool.filter(|&t| scope.contains(t)) {
+                            best.offer(Scored(a + error, idx));
+                        }
+                    }
+                    best
+                })?;
+        let mut best = Best::default();
+        for chunk in chunks {
+            best.rest = best.rest.max(chunk.rest);
+            for Reverse(s) in chunk.heap {
+                best.offer(s);
             }
+        }
+        for &idx in catalog
+            .without_vector
+            .iter()
+            .filter(|&&t| scope.contains(t))
+        {
+            best.offer(Scored(0.0, idx));
         }
         Some(Self {
             catalog,
             query,
-            approx,
-            error,
-            shortlist: heap
+            approx: approx.scores,
+            error: approx.error,
+            shortlist: best
+                .heap
                 .into_iter()
                 .map(|Reverse(Scored(_, idx))| idx)
                 .collect(),
             exact: RefCell::default(),
-            rest,
+            rest: best.rest,
         })
     }
 
@@ -140,5 +182,44 @@ impl<'a> Dense<'a> {
     /// (−∞ when the shortlist is the whole scope).
     pub fn rest(&self) -> f32 {
         self.rest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is kept does not depend on how the offers are split into
+    /// chunks and merged: the same tools and the same `rest` as offering
+    /// everything to one, ties included.
+    #[test]
+    fn merged_chunks_keep_what_one_pass_keeps() {
+        let mut seed = 3u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Few distinct values: many ties.
+            ((seed >> 33) % 200) as f32 / 100.0
+        };
+        for n in [10, SHORTLIST, 3 * SHORTLIST + 7, 5_000] {
+            let offers: Vec<Scored> = (0..n).map(|i| Scored(next(), i)).collect();
+            let mut one = Best::default();
+            offers.iter().for_each(|&s| one.offer(s));
+            let mut merged = Best::default();
+            for chunk in offers.chunks(97).rev() {
+                let mut part = Best::default();
+                chunk.iter().for_each(|&s| part.offer(s));
+                merged.rest = merged.rest.max(part.rest);
+                part.heap.into_iter().for_each(|Reverse(s)| merged.offer(s));
+            }
+            let ids = |b: Best| {
+                let mut v: Vec<usize> = b.heap.into_iter().map(|Reverse(s)| s.1).collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(one.rest.to_bits(), merged.rest.to_bits(), "n {n}");
+            assert_eq!(ids(one), ids(merged), "n {n}");
+        }
     }
 }
