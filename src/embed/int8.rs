@@ -66,9 +66,11 @@ mod vnni {
     /// Bytes per register.
     const LANES: usize = 64;
 
-    /// True when the kernel can run here on rows of `dim` codes.
+    /// True when the kernel can run here on rows of `dim` codes (below
+    /// 2^16 of them, where its sums cannot overflow).
     pub(super) fn usable(dim: usize) -> bool {
         dim > 0
+            && dim < 1 << 16
             && dim.is_multiple_of(LANES)
             && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
@@ -174,6 +176,7 @@ mod tests {
     fn the_wide_kernel_is_used_only_where_it_fits() {
         assert!(!vnni::usable(40));
         assert!(!vnni::usable(0));
+        assert!(!vnni::usable(1 << 16), "sums could overflow");
         let cpu = std::arch::is_x86_feature_detected!("avx512vnni")
             && std::arch::is_x86_feature_detected!("avx512bw");
         assert_eq!(vnni::usable(384), cpu);
