@@ -16,7 +16,7 @@ const PAR_ROWS: usize = 16_384;
 
 /// Top-k over contiguous row-major `f32` rows. Rows are L2-normalised when
 /// added, so a dot product with a unit query is the cosine. Every row also
-/// has int8 codes (symmetric, one scale per row) for [`Self::approx_scores`].
+/// has int8 codes (symmetric, one scale per row) for the quick pass (`approx_scores_with`).
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     dim: usize,
@@ -166,23 +166,23 @@ impl VectorIndex {
         }
     }
 
+    /// [`Self::approx_scores_with`] without a visit.
+    #[cfg(test)]
+    pub(crate) fn approx_scores(&self, query: &[f32]) -> Option<Approx> {
+        self.approx_scores_with(query, |_, _, _| ())
+            .map(|(approx, _)| approx)
+    }
+
     /// Approximate dot products of `query` with every row, from the int8
     /// codes, and a bound on their error. With `r = sr·r̂ + er` and
     /// `q = sq·q̂ + eq`: `q·r − sq·sr·q̂·r̂ = q·er + sr·r̂·eq`, so by
     /// Cauchy–Schwarz the error is at most `‖q‖·‖er‖ + ‖eq‖·(1 + ‖er‖)`
     /// for unit rows, taken with the largest `‖er‖` of the index (plus a
     /// margin for float rounding). `None` when the query has the wrong
-    /// length or is not finite.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn approx_scores(&self, query: &[f32]) -> Option<Approx> {
-        self.approx_scores_with(query, |_, _, _| ())
-            .map(|(approx, _)| approx)
-    }
-
-    /// [`Self::approx_scores`], and `visit(first row, its scores, error)`
-    /// run on each chunk of rows as soon as it is scored, on the thread
-    /// that scored it (while the scores are in its cache); the visits'
-    /// answers in row order.
+    /// length or is not finite. `visit(first row, its scores, error)` runs
+    /// on each chunk of rows as soon as it is scored, on the thread that
+    /// scored it (while the scores are in its cache); the visits' answers
+    /// come back in row order.
     pub(crate) fn approx_scores_with<T: Send>(
         &self,
         query: &[f32],

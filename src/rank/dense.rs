@@ -85,6 +85,15 @@ impl Best {
             self.rest = self.rest.max(s.0);
         }
     }
+
+    /// Keeps what `other` kept and left out, as if every offer had been
+    /// made here.
+    fn merge(&mut self, other: Best) {
+        self.rest = self.rest.max(other.rest);
+        for Reverse(s) in other.heap {
+            self.offer(s);
+        }
+    }
 }
 
 impl<'a> Dense<'a> {
@@ -110,10 +119,7 @@ impl<'a> Dense<'a> {
                 })?;
         let mut best = Best::default();
         for chunk in chunks {
-            best.rest = best.rest.max(chunk.rest);
-            for Reverse(s) in chunk.heap {
-                best.offer(s);
-            }
+            best.merge(chunk);
         }
         for &idx in catalog
             .without_vector
@@ -210,8 +216,7 @@ mod tests {
             for chunk in offers.chunks(97).rev() {
                 let mut part = Best::default();
                 chunk.iter().for_each(|&s| part.offer(s));
-                merged.rest = merged.rest.max(part.rest);
-                part.heap.into_iter().for_each(|Reverse(s)| merged.offer(s));
+                merged.merge(part);
             }
             let ids = |b: Best| {
                 let mut v: Vec<usize> = b.heap.into_iter().map(|Reverse(s)| s.1).collect();

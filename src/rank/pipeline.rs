@@ -423,8 +423,8 @@ impl Texts<'_, '_> {
     /// exactly. `None` when the bounds cannot prove the answer (then every
     /// tool is scored).
     ///
-    /// Most candidates at 100k tools (about 9,000 lexical and 9,000 graph
-    /// ones at the median) are outside every dense shortlist: their cosine
+    /// Most candidates at 100k tools (about 21,000 graph and lexical ones
+    /// at the median) are outside every dense shortlist: their cosine
     /// is below their text's `rest`, so
     /// [`Channels::upper_outside_shortlist`] bounds them without it. Only
     /// those that reach the floor of the shortlisted and named tools are
