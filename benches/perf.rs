@@ -178,6 +178,13 @@ fn main() {
         "p50_100k_over_p50_1k".into(),
         ratio(at("100000", "p50_ms"), at("1000", "p50_ms")),
     );
+    // How far the approximate first pass at 100k moves the answers.
+    report.insert(
+        "recall_at_10_vs_exact_100k".into(),
+        per_size.get("100000").map_or(Value::Null, |s| {
+            s["recall_at_10_vs_exact"]["joint"]["mean"].clone()
+        }),
+    );
     report.insert(
         "register_over_embed_throughput".into(),
         ratio(
@@ -229,7 +236,14 @@ fn measure_size(
     let (tools, queries_file) = catalog(dir, n, 7);
     let mut opts = EngineOptions::memory(Embeddings::Custom(model.clone()));
     opts.data_dir = Some(dir.join(format!("store-{n}")));
-    let engine = Engine::open(opts).unwrap_or_else(|e| panic!("{e}"));
+    // (Tuning: how many tools the dense first pass picks.)
+    if let Some(keep) = std::env::var("TOOLGRAPH_PERF_FIRST_PASS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        opts.rank.dense_first_pass = keep;
+    }
+    let mut engine = Engine::open(opts).unwrap_or_else(|e| panic!("{e}"));
     let paths = [root().join("ontology"), tools];
     let t = Instant::now();
     let first = engine
@@ -264,6 +278,7 @@ fn measure_size(
         warm.extend(run_queries(&engine, &queries, None).0);
     }
     let warm_stages = stages.p50s();
+    let against_exact = against_exact(&mut engine, &queries);
     let size = json!({
         "tools": engine.catalog_size(),
         "load_s": round3(load_s),
@@ -276,8 +291,67 @@ fn measure_size(
         "warm": summary(&warm, warm_stages),
         "top1": round3(top1),
         "recall_at_10": round3(recall),
+        "recall_at_10_vs_exact": against_exact,
     });
     (size, queries)
+}
+
+/// Where the dense channel starts with its approximate first pass (see
+/// `RankConfig::dense_scan_all_below`): the share of each query's top 10
+/// that the exact scan also returns, averaged over the queries (and the
+/// worst query, and how many answered exactly the same list), for the
+/// joint ranking and for the dense channel alone. Null below that size.
+fn against_exact(engine: &mut Engine, queries: &[(String, String)]) -> Value {
+    let approximate = engine.rank_config().clone();
+    if engine.catalog_size() < approximate.dense_scan_all_below {
+        return Value::Null;
+    }
+    let top10 = |engine: &Engine, mode: &str| -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|(q, _)| {
+                let req: SearchRequest = serde_json::from_value(
+                    json!({"text": q, "limit": 10, "explain": false, "mode": mode}),
+                )
+                .unwrap_or_else(|e| panic!("{e}"));
+                let res = engine.search(&req).unwrap_or_else(|e| panic!("{e}"));
+                res.matches.into_iter().map(|m| m.tool).collect()
+            })
+            .collect()
+    };
+    let mut report = serde_json::Map::new();
+    for mode in ["joint", "dense"] {
+        let got = top10(engine, mode);
+        engine.set_rank_config(toolgraph::rank::RankConfig {
+            dense_scan_all_below: usize::MAX,
+            ..approximate.clone()
+        });
+        let want = top10(engine, mode);
+        engine.set_rank_config(approximate.clone());
+        let shares: Vec<f64> = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| {
+                let found = w.iter().filter(|t| g.contains(t)).count();
+                if w.is_empty() {
+                    1.0
+                } else {
+                    found as f64 / w.len() as f64
+                }
+            })
+            .collect();
+        let n = shares.len().max(1) as f64;
+        report.insert(
+            mode.into(),
+            json!({
+                "mean": round3(shares.iter().sum::<f64>() / n),
+                "min": round3(shares.iter().copied().fold(1.0, f64::min)),
+                "same_list": got.iter().zip(&want).filter(|(g, w)| g == w).count(),
+                "queries": shares.len(),
+            }),
+        );
+    }
+    Value::Object(report)
 }
 
 fn read_queries(path: &Path) -> Vec<(String, String)> {

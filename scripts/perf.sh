@@ -118,7 +118,8 @@ load = {n: read(f"load-{n}.json") for n in ("10000", "100000")}
 peer = read("peer.json")
 report = {k: engine.get(k) for k in (
     "e2e_p50_over_embed_p50_10k", "e2e_p99_over_embed_p50_10k", "p50_100k_over_p50_1k",
-    "register_over_embed_throughput", "reembedded_on_unchanged_reload")}
+    "register_over_embed_throughput", "reembedded_on_unchanged_reload",
+    "recall_at_10_vs_exact_100k")}
 measured = [l for l in load.values() if l]
 report["load_errors"] = sum(l["errors"] for l in measured) if measured else None
 report["load_rss_growth"] = max(l["rss_growth"] for l in measured) if measured else None

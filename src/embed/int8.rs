@@ -1,7 +1,8 @@
-//! Dot products of one int8 query with many int8 rows: the inner loop of
-//! the quick vector pass. Portable code the compiler vectorises, and on
-//! x86-64 CPUs with AVX-512 VNNI (detected at run time) a kernel that does
-//! 64 multiply-adds per instruction. Both are exact integer arithmetic, so
+//! Dot products of one int8 query with many int8 rows (the inner loop of
+//! the quick vector pass), and its sums over many rows of sign bits (the
+//! first pass over a large catalog). Portable code, and on x86-64 CPUs
+//! with AVX-512 VNNI (detected at run time) kernels that do 64
+//! multiply-adds per instruction. Both are exact integer arithmetic, so
 //! they give the same numbers.
 
 /// Integer dot product of two code rows (exact: |sum| < 2^31 for any
@@ -23,12 +24,11 @@ pub(super) fn dot(a: &[i8], b: &[i8]) -> i32 {
     acc.iter().sum::<i32>() + tail
 }
 
-/// `out[i] = dot(row i, query) · query_scale · scales[i]` for the rows of
-/// `codes` (row-major, `query.len()` codes each; one scale and one output
-/// per row). Codes must lie in −127..=127, as [`super::index`] makes them.
-pub(super) fn scaled_dots(
-    codes: &[i8],
-    scales: &[f32],
+/// `out[i] = dot(row i, query) · query_scale · scale i` for the rows and
+/// scales `rows` yields (`query.len()` codes each; an empty row scores 0).
+/// Codes must lie in −127..=127, as [`super::index`] makes them.
+pub(super) fn scaled_dots<'r>(
+    rows: impl Iterator<Item = (&'r [i8], f32)>,
     query: &[i8],
     query_scale: f32,
     out: &mut [f32],
@@ -39,19 +39,68 @@ pub(super) fn scaled_dots(
         // SAFETY: `usable` checked at run time that this CPU has every
         // feature the kernel is compiled with (AVX-512 F, BW and VNNI).
         unsafe {
-            vnni::scaled_dots(codes, scales, query, query_scale, out)
+            vnni::scaled_dots(rows, query, query_scale, out)
         };
         return;
     }
-    portable(codes, scales, query, query_scale, out);
+    portable(rows, query, query_scale, out);
 }
 
-fn portable(codes: &[i8], scales: &[f32], query: &[i8], query_scale: f32, out: &mut [f32]) {
-    if query.is_empty() {
-        out.fill(0.0);
+/// `out[i]` = the sum of `query`'s codes at the set bits of row `i` of
+/// `bits` (row-major, `query.len().div_ceil(64)` words per row; dimension
+/// `j` is bit `j % 64` of word `j / 64`). Exact: |sum| ≤ 127·dim.
+pub(super) fn masked_sums(bits: &[u64], query: &[i8], out: &mut [i32]) {
+    #[cfg(target_arch = "x86_64")]
+    if vnni::usable(query.len()) {
+        #[allow(unsafe_code)]
+        // SAFETY: as in `scaled_dots`.
+        unsafe {
+            vnni::masked_sums(bits, query, out)
+        };
         return;
     }
-    for ((row, scale), out) in codes.chunks_exact(query.len()).zip(scales).zip(out) {
+    portable_masked_sums(bits, query, out);
+}
+
+/// [`masked_sums`] with one table per byte of a row: the 256 sums of the
+/// query's eight codes under each bit pattern.
+fn portable_masked_sums(bits: &[u64], query: &[i8], out: &mut [i32]) {
+    let words = query.len().div_ceil(64);
+    if words == 0 {
+        out.fill(0);
+        return;
+    }
+    let mut tables = vec![0i32; words * 8 * 256];
+    for (group, table) in tables.chunks_exact_mut(256).enumerate() {
+        let codes = query.get(group * 8..).unwrap_or_default();
+        for (pattern, sum) in table.iter_mut().enumerate() {
+            *sum = codes
+                .iter()
+                .take(8)
+                .enumerate()
+                .filter(|(bit, _)| pattern >> bit & 1 == 1)
+                .map(|(_, &c)| i32::from(c))
+                .sum();
+        }
+    }
+    for (row, out) in bits.chunks_exact(words).zip(out) {
+        let mut sum = 0;
+        for (word, tables) in row.iter().zip(tables.chunks_exact(8 * 256)) {
+            for (byte, table) in word.to_le_bytes().iter().zip(tables.chunks_exact(256)) {
+                sum += table[usize::from(*byte)];
+            }
+        }
+        *out = sum;
+    }
+}
+
+fn portable<'r>(
+    rows: impl Iterator<Item = (&'r [i8], f32)>,
+    query: &[i8],
+    query_scale: f32,
+    out: &mut [f32],
+) {
+    for ((row, scale), out) in rows.zip(out) {
         *out = dot(row, query) as f32 * query_scale * scale;
     }
 }
@@ -59,8 +108,11 @@ fn portable(codes: &[i8], scales: &[f32], query: &[i8], query_scale: f32, out: &
 #[cfg(target_arch = "x86_64")]
 mod vnni {
     use std::arch::x86_64::{
-        __m512i, _mm512_dpbusd_epi32, _mm512_reduce_add_epi32, _mm512_set1_epi8,
-        _mm512_setzero_si512, _mm512_xor_si512,
+        __m128i, __m512i, _mm_add_epi32, _mm256_add_epi32, _mm256_castsi256_si128,
+        _mm256_extracti128_si256, _mm512_add_epi32, _mm512_castsi512_si256, _mm512_dpbusd_epi32,
+        _mm512_extracti64x4_epi64, _mm512_maskz_mov_epi8, _mm512_reduce_add_epi32,
+        _mm512_set1_epi8, _mm512_setzero_si512, _mm512_unpackhi_epi32, _mm512_unpackhi_epi64,
+        _mm512_unpacklo_epi32, _mm512_unpacklo_epi64, _mm512_xor_si512,
     };
 
     /// Bytes per register.
@@ -90,25 +142,83 @@ mod vnni {
     /// (its sign bit flipped), so a row's sum is `x·q + 128·Σq`, and the
     /// query's part is taken off again. No overflow: |x·q| ≤ 127²·dim and
     /// 128·|Σq| ≤ 128·127·dim, far below 2^31 for dim < 2^16.
+    /// An empty row sums to 0 (its offset is not taken off).
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    pub(super) fn scaled_dots(
-        codes: &[i8],
-        scales: &[f32],
+    pub(super) fn scaled_dots<'r>(
+        rows: impl Iterator<Item = (&'r [i8], f32)>,
         query: &[i8],
         query_scale: f32,
         out: &mut [f32],
     ) {
-        let dim = query.len();
         let q: Vec<__m512i> = query.chunks_exact(LANES).map(|c| load(c)).collect();
         let offset = 128 * query.iter().map(|&c| i32::from(c)).sum::<i32>();
         let flip = _mm512_set1_epi8(i8::MIN);
-        for ((row, scale), out) in codes.chunks_exact(dim).zip(scales).zip(out) {
+        for ((row, scale), out) in rows.zip(out) {
+            if row.len() != query.len() {
+                *out = 0.0;
+                continue;
+            }
             let mut acc = _mm512_setzero_si512();
             for (x, q) in row.chunks_exact(LANES).zip(&q) {
                 acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(load(x), flip), *q);
             }
             let dot = _mm512_reduce_add_epi32(acc) - offset;
             *out = dot as f32 * query_scale * scale;
+        }
+    }
+
+    /// The sums of four registers' lanes, in one register.
+    #[target_feature(enable = "avx512f")]
+    fn sum4(a: __m512i, b: __m512i, c: __m512i, d: __m512i) -> __m128i {
+        // Per 128-bit block: [a0+a2, b0+b2, a1+a3, b1+b3], the same for c, d.
+        let ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+        let cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+        // Per block: [a, b, c, d] of that block.
+        let abcd = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+        let half = _mm256_add_epi32(
+            _mm512_castsi512_si256(abcd),
+            _mm512_extracti64x4_epi64::<1>(abcd),
+        );
+        _mm_add_epi32(
+            _mm256_castsi256_si128(half),
+            _mm256_extracti128_si256::<1>(half),
+        )
+    }
+
+    /// [`super::masked_sums`]: each word of a row picks a 0/1 byte per
+    /// code (`vpmovm2b`-style masked move), multiplied into the query.
+    /// Four rows at a time: four independent chains of multiply-adds, and
+    /// one reduction for the four.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) fn masked_sums(bits: &[u64], query: &[i8], out: &mut [i32]) {
+        let q: Vec<__m512i> = query.chunks_exact(LANES).map(|c| load(c)).collect();
+        let words = q.len();
+        let ones = _mm512_set1_epi8(1);
+        let mut fours = bits.chunks_exact(4 * words);
+        let mut outs = out.chunks_exact_mut(4);
+        for (rows, out) in (&mut fours).zip(&mut outs) {
+            let (a, rest) = rows.split_at(words);
+            let (b, rest) = rest.split_at(words);
+            let (c, d) = rest.split_at(words);
+            let mut acc = [_mm512_setzero_si512(); 4];
+            for (j, q) in q.iter().enumerate() {
+                for (acc, row) in acc.iter_mut().zip([a, b, c, d]) {
+                    *acc = _mm512_dpbusd_epi32(*acc, _mm512_maskz_mov_epi8(row[j], ones), *q);
+                }
+            }
+            let sums: [i32; 4] = bytemuck::cast(sum4(acc[0], acc[1], acc[2], acc[3]));
+            out.copy_from_slice(&sums);
+        }
+        for (row, out) in fours
+            .remainder()
+            .chunks_exact(words)
+            .zip(outs.into_remainder())
+        {
+            let mut acc = _mm512_setzero_si512();
+            for (&word, q) in row.iter().zip(&q) {
+                acc = _mm512_dpbusd_epi32(acc, _mm512_maskz_mov_epi8(word, ones), *q);
+            }
+            *out = _mm512_reduce_add_epi32(acc);
         }
     }
 }
@@ -162,11 +272,62 @@ mod tests {
                 .zip(&scales)
                 .map(|(row, s)| naive(row, &query) as f32 * 0.25 * s)
                 .collect();
+            let rows_of = || all.chunks_exact(dim).zip(scales.iter().copied());
             let mut got = vec![f32::NAN; rows];
-            scaled_dots(&all, &scales, &query, 0.25, &mut got);
+            scaled_dots(rows_of(), &query, 0.25, &mut got);
             assert_eq!(got, want, "dim {dim}");
             let mut slow = vec![f32::NAN; rows];
-            portable(&all, &scales, &query, 0.25, &mut slow);
+            portable(rows_of(), &query, 0.25, &mut slow);
+            assert_eq!(slow, want, "dim {dim}, portable");
+            // Rows picked out of order, and an empty one.
+            let picked = [5, 0, 36];
+            let mut got = [f32::NAN; 4];
+            let rows = picked
+                .iter()
+                .map(|&r| (&all[r * dim..(r + 1) * dim], scales[r]))
+                .chain([(&[][..], 1.0)]);
+            scaled_dots(rows, &query, 0.25, &mut got);
+            assert_eq!(got, [want[5], want[0], want[36], 0.0], "dim {dim}, picked");
+        }
+    }
+
+    #[test]
+    fn every_kernel_gives_the_exact_masked_sums() {
+        let mut seed = 9;
+        // 384 and 64 take the wide kernel where the CPU has it; 40 and 70
+        // never do (70: a second, partial word per row).
+        for dim in [384usize, 64, 40, 70] {
+            let words = dim.div_ceil(64);
+            let rows = 29;
+            let mut query = codes(dim, &mut seed);
+            query[0] = -127;
+            query[dim - 1] = 127;
+            let mut bits: Vec<u64> = (0..rows * words)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    seed
+                })
+                .collect();
+            // No bit and every bit of the row.
+            bits[..words].fill(0);
+            bits[words..2 * words].fill(u64::MAX);
+            let want: Vec<i32> = bits
+                .chunks_exact(words)
+                .map(|row| {
+                    (0..dim)
+                        .filter(|&j| row[j / 64] >> (j % 64) & 1 == 1)
+                        .map(|j| i32::from(query[j]))
+                        .sum()
+                })
+                .collect();
+            assert_eq!(want[0], 0);
+            let mut got = vec![i32::MIN; rows];
+            masked_sums(&bits, &query, &mut got);
+            assert_eq!(got, want, "dim {dim}");
+            let mut slow = vec![i32::MIN; rows];
+            portable_masked_sums(&bits, &query, &mut slow);
             assert_eq!(slow, want, "dim {dim}, portable");
         }
     }

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 pub(crate) use cache::QueryCache;
 pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
+pub(crate) use index::QueryCodes;
 pub use index::VectorIndex;
 pub(crate) use store::{Ahead, embed_ahead};
 pub use store::{

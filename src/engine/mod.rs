@@ -144,6 +144,12 @@ impl Engine {
         &self.rank
     }
 
+    /// The weights and thresholds of later searches (the perf bench
+    /// compares settings on one loaded catalog).
+    pub fn set_rank_config(&mut self, rank: RankConfig) {
+        self.rank = rank;
+    }
+
     /// Catches up with what other replicas wrote to a shared store (a graph
     /// server): changed records re-read the usage limits, changed catalog
     /// statements rebuild the snapshot (vectors another replica stored are
@@ -450,7 +456,13 @@ impl Engine {
                 // The dense channel needs only the embedding: it is worked
                 // out while the other thread may still be walking the graph.
                 embedded = embed()?;
-                let dense = pipeline::dense(catalog, embedded.0.as_deref(), &embedded.1, scope);
+                let dense = pipeline::dense(
+                    catalog,
+                    embedded.0.as_deref(),
+                    &embedded.1,
+                    scope,
+                    &self.rank,
+                );
                 (query, prepared) = other
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -458,7 +470,13 @@ impl Engine {
             } else {
                 (query, prepared) = understand();
                 embedded = embed()?;
-                pipeline::dense(catalog, embedded.0.as_deref(), &embedded.1, scope)
+                pipeline::dense(
+                    catalog,
+                    embedded.0.as_deref(),
+                    &embedded.1,
+                    scope,
+                    &self.rank,
+                )
             };
             let settings = pipeline::Settings {
                 cfg: &self.rank,

@@ -118,10 +118,28 @@ pub struct RankConfig {
     /// a request asks for prerequisites (declared ones always are).
     #[serde(default = "infer_threshold")]
     pub infer_threshold: f32,
+    /// Below this many vectors the dense channel scans every tool's int8
+    /// codes, and its answers are exact. From it on, a first pass over
+    /// sign bits picks `dense_first_pass` tools in scope for that scan,
+    /// and the answers are approximate (recall@10 against the exact scan
+    /// is in `benches/results/perf.json`).
+    #[serde(default = "dense_scan_all_below")]
+    pub dense_scan_all_below: usize,
+    /// Tools the first pass picks (see `dense_scan_all_below`).
+    #[serde(default = "dense_first_pass")]
+    pub dense_first_pass: usize,
 }
 
 fn infer_threshold() -> f32 {
     crate::catalog::deps::INFER_THRESHOLD
+}
+
+fn dense_scan_all_below() -> usize {
+    32_768
+}
+
+fn dense_first_pass() -> usize {
+    4_096
 }
 
 fn yes() -> bool {
@@ -146,6 +164,8 @@ impl Default for RankConfig {
             step_discount: 0.06,
             step_cover: true,
             infer_threshold: infer_threshold(),
+            dense_scan_all_below: dense_scan_all_below(),
+            dense_first_pass: dense_first_pass(),
         }
     }
 }

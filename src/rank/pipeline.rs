@@ -37,10 +37,11 @@ pub(crate) fn dense<'a>(
     whole: Option<&'a [f32]>,
     steps: &'a [Vec<f32>],
     scope: &Scope,
+    cfg: &RankConfig,
 ) -> DenseChannels<'a> {
     let dense = |v: Option<&'a [f32]>| {
         let _stage = tracing::info_span!("stage", stage = "dense").entered();
-        v.and_then(|v| Dense::new(catalog, v, scope))
+        v.and_then(|v| Dense::new(catalog, v, scope, cfg))
     };
     DenseChannels {
         whole: dense(whole),
@@ -626,9 +627,21 @@ mod tests {
             .collect();
         texts.push("book a flight to Paris, then reserve a hotel and pay the invoice".into());
         texts.push("create a task and send an email to the team".into());
+        // The int8 scan over every tool, and a first pass that picks every
+        // tool in scope (exact as well: its estimate of `rest` is proven
+        // when nothing is left out).
+        let scan_all = RankConfig::default();
+        let first_pass = RankConfig {
+            dense_scan_all_below: 0,
+            dense_first_pass: catalog.tools.len(),
+            ..RankConfig::default()
+        };
         let (mut compared, mut dense_only, mut shortlisted) = (0, 0, 0);
         for text in &texts {
-            for mode in [Mode::Joint, Mode::Graph, Mode::Dense, Mode::Lexical] {
+            for (mode, cfg) in [Mode::Joint, Mode::Graph, Mode::Dense, Mode::Lexical]
+                .into_iter()
+                .flat_map(|m| [(m, &scan_all), (m, &first_pass)])
+            {
                 for scope in [&all, &some] {
                     let query = Query::parse(catalog, text, None, mode, true);
                     let nodes = graph_nodes(&query);
@@ -638,16 +651,15 @@ mod tests {
                     let steps = embedder.embed_documents(&step_texts).unwrap();
                     let whole = mode.uses_dense().then_some(vector.as_slice());
                     let steps: &[Vec<f32>] = if mode.uses_dense() { &steps } else { &[] };
-                    let cfg = RankConfig::default();
                     let cal = Calibration::default();
                     let go = |f| {
-                        let prepared = prepare(catalog, &query, scope, &hits, &cfg);
+                        let prepared = prepare(catalog, &query, scope, &hits, cfg);
                         let settings = Settings {
-                            cfg: &cfg,
+                            cfg,
                             calibration: &cal,
                             limit: 10,
                         };
-                        let dense = dense(catalog, whole, steps, scope);
+                        let dense = dense(catalog, whole, steps, scope, cfg);
                         rank(catalog, &query, scope, (prepared, dense), settings, f)
                     };
                     let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));
@@ -681,21 +693,21 @@ mod tests {
                     let texts = Texts {
                         whole: &Channels::new(
                             GraphScores::default(),
-                            Dense::new(catalog, &vector, scope),
+                            Dense::new(catalog, &vector, scope, cfg),
                             (Vec::new(), Vec::new()),
                             scope,
-                            &cfg,
+                            cfg,
                         ),
                         steps: &[],
                         mode,
-                        cfg: &cfg,
+                        cfg,
                         exact: &HashSet::default(),
                     };
                     shortlisted += usize::from(texts.fuse_shortlist(scope, 10).is_some());
                 }
             }
         }
-        assert_eq!(compared, texts.len() * 8);
+        assert_eq!(compared, texts.len() * 16);
         // Dense-only fusion over a shortlist proves its answer nearly always.
         assert!(
             shortlisted * 10 >= dense_only * 9,
