@@ -271,13 +271,29 @@ impl VectorIndex {
             }
             counts
         };
+        // Two halves at chunk boundaries: one on a scoped thread, one here
+        // (rayon's idle workers were measured not to join this pass in
+        // time: every chunk ran on one worker).
         let counts: Vec<Vec<u32>> = if self.len() >= 2 * PAR_ROWS {
-            self.signs
-                .par_chunks(PAR_ROWS * words)
-                .zip(sums.par_chunks_mut(PAR_ROWS))
-                .enumerate()
-                .map(count)
-                .collect()
+            let half = self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS;
+            let (sums_a, sums_b) = sums.split_at_mut(half);
+            let (bits_a, bits_b) = self.signs.split_at(half * words);
+            let chunks = |first: usize, bits: &'_ [u64], sums: &'_ mut [i32]| -> Vec<Vec<u32>> {
+                bits.chunks(PAR_ROWS * words)
+                    .zip(sums.chunks_mut(PAR_ROWS))
+                    .enumerate()
+                    .map(|(i, part)| count((first + i, part)))
+                    .collect()
+            };
+            std::thread::scope(|scope| {
+                let a = scope.spawn(|| chunks(0, bits_a, sums_a));
+                let b = chunks(half / PAR_ROWS, bits_b, sums_b);
+                let mut all = a
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                all.extend(b);
+                all
+            })
         } else {
             vec![count((0, (&self.signs, &mut sums)))]
         };
@@ -307,18 +323,7 @@ impl VectorIndex {
             }
             (picked, at_edge)
         };
-        let (mut picked, mut at_edge): (Vec<usize>, Vec<(i32, usize)>) =
-            if self.len() >= 2 * PAR_ROWS {
-                let parts: Vec<_> = sums.par_chunks(PAR_ROWS).enumerate().map(split).collect();
-                let mut both = (Vec::with_capacity(keep), Vec::new());
-                for (p, e) in parts {
-                    both.0.extend(p);
-                    both.1.extend(e);
-                }
-                both
-            } else {
-                split((0, &sums))
-            };
+        let (mut picked, mut at_edge) = split((0, &sums));
         at_edge.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let room = keep.saturating_sub(picked.len());
         picked.extend(at_edge.into_iter().take(room).map(|(_, row)| row));
