@@ -15,6 +15,10 @@ use super::{dot, int8, normalize};
 /// the calling thread.
 const PAR_ROWS: usize = 16_384;
 
+/// From this many scattered rows on, [`VectorIndex::approx_rows`] uses two
+/// threads.
+const SPLIT_ROWS: usize = 1_024;
+
 /// Top-k over contiguous row-major `f32` rows. Rows are L2-normalised when
 /// added, so a dot product with a unit query is the cosine. Every row also
 /// has int8 codes (symmetric, one scale per row) for the quick pass (`approx_scores_with`).
@@ -218,16 +222,32 @@ impl VectorIndex {
     /// the same order.
     pub(crate) fn approx_rows(&self, query: &QueryCodes, rows: &[usize]) -> Vec<f32> {
         let mut out = vec![0.0; rows.len()];
-        let codes = rows.iter().map(|&row| {
-            let start = row.saturating_mul(self.dim);
-            (
-                self.codes
-                    .get(start..start.saturating_add(self.dim))
-                    .unwrap_or_default(),
-                self.scales.get(row).copied().unwrap_or(0.0),
-            )
-        });
-        int8::scaled_dots(codes, &query.codes, query.scale, &mut out);
+        let score = |rows: &[usize], out: &mut [f32]| {
+            let codes = rows.iter().map(|&row| {
+                let start = row.saturating_mul(self.dim);
+                (
+                    self.codes
+                        .get(start..start.saturating_add(self.dim))
+                        .unwrap_or_default(),
+                    self.scales.get(row).copied().unwrap_or(0.0),
+                )
+            });
+            int8::scaled_dots(codes, &query.codes, query.scale, out);
+        };
+        // Rows scattered over the codes: each waits on memory, so two
+        // threads wait at once (a scoped one takes the first half).
+        if rows.len() >= SPLIT_ROWS {
+            let (rows_a, rows_b) = rows.split_at(rows.len() / 2);
+            let (out_a, out_b) = out.split_at_mut(rows.len() / 2);
+            std::thread::scope(|scope| {
+                let a = scope.spawn(|| score(rows_a, out_a));
+                score(rows_b, out_b);
+                a.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            });
+        } else {
+            score(rows, &mut out);
+        }
         out
     }
 
@@ -558,6 +578,10 @@ mod tests {
                 [full.scores[n - 1], full.scores[0], full.scores[n / 3]]
             );
             assert_eq!(got[3], 0.0, "past the end");
+            // Enough rows for two threads (on the large index).
+            let many: Vec<usize> = (0..n).rev().step_by(7).collect();
+            let want: Vec<f32> = many.iter().map(|&r| full.scores[r]).collect();
+            assert_eq!(idx.approx_rows(&codes, &many), want, "n {n}");
         }
     }
 
