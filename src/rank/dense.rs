@@ -161,7 +161,10 @@ impl<'a> Dense<'a> {
                     .flatten()
                     .is_some_and(|t| scope.contains(t))
             };
-            let mut picked = index.sign_candidates(&codes, cfg.dense_first_pass, in_scope);
+            // More than the shortlist, so that `rest` comes from a picked
+            // row left out of it rather than claiming there is none.
+            let keep = cfg.dense_first_pass.max(SHORTLIST + 1);
+            let mut picked = index.sign_candidates(&codes, keep, in_scope);
             // In memory order: the int8 pass reads ahead more easily.
             picked.sort_unstable();
             let scores = index.approx_rows(&codes, &picked);
@@ -341,6 +344,13 @@ mod tests {
                     assert_eq!(few.bounds(idx), full.bounds(idx), "{text} {idx}");
                 }
                 assert!(rows.borrow().len() > picked, "bounds asked for more rows");
+                // A pick smaller than the shortlist still leaves a `rest`.
+                let tiny = Dense::new(catalog, &vector, scope, &pass(10)).unwrap();
+                assert_eq!(tiny.shortlist().count(), SHORTLIST, "{text}");
+                assert!(
+                    tiny.rest().is_finite() && tiny.rest() <= full.rest(),
+                    "{text}"
+                );
             }
         }
     }

@@ -125,7 +125,8 @@ pub struct RankConfig {
     /// is in `benches/results/perf.json`).
     #[serde(default = "dense_scan_all_below")]
     pub dense_scan_all_below: usize,
-    /// Tools the first pass picks (see `dense_scan_all_below`).
+    /// Tools the first pass picks (see `dense_scan_all_below`; at least
+    /// one more than the 256 the dense channel shortlists).
     #[serde(default = "dense_first_pass")]
     pub dense_first_pass: usize,
 }
