@@ -720,3 +720,35 @@ impl SharedVectors for StoreVectors<'_> {
         self.store.put_tool_vectors(model_id, &rows)
     }
 }
+
+/// An in-memory engine over the ontology and a seeded synthetic catalog of
+/// `tools` tools, embedded with the hash double, and the catalog with its
+/// `queries` queries (for unit tests of the ranking).
+#[cfg(test)]
+pub(crate) fn synthetic_engine(
+    tools: usize,
+    queries: usize,
+    seed: u64,
+) -> (Engine, crate::synth::Synthetic) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let synth = crate::synth::from_ontology(
+        &root.join("ontology"),
+        &crate::synth::SynthOptions {
+            tools,
+            queries,
+            seed,
+        },
+    )
+    .expect("the synthetic catalog");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("tools.jsonl");
+    std::fs::write(&file, synth.tools_jsonl()).expect("tools.jsonl written");
+    let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
+        crate::embed::HashEmbedder::new(),
+    ))))
+    .expect("an in-memory engine");
+    engine
+        .load_paths(&[root.join("ontology"), file], None)
+        .expect("the catalog loads");
+    (engine, synth)
+}

@@ -279,10 +279,7 @@ impl<'a> Dense<'a> {
 mod tests {
     use super::*;
     use crate::embed::{Embedder, HashEmbedder};
-    use crate::engine::{Embeddings, Engine, EngineOptions};
-    use crate::synth::{SynthOptions, from_ontology};
-    use std::path::Path;
-    use std::sync::Arc;
+    use crate::engine::synthetic_engine;
 
     /// A first pass gives every tool the bounds of the scan over every
     /// tool (picked or asked for later); its shortlist comes from the
@@ -290,26 +287,7 @@ mod tests {
     /// picks every tool in scope, it is the scan over every tool.
     #[test]
     fn a_first_pass_agrees_with_the_scan_over_every_tool() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let synth = from_ontology(
-            &root.join("ontology"),
-            &SynthOptions {
-                tools: 400,
-                queries: 8,
-                seed: 5,
-            },
-        )
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let tools = dir.path().join("tools.jsonl");
-        std::fs::write(&tools, synth.tools_jsonl()).unwrap();
-        let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
-            HashEmbedder::new(),
-        ))))
-        .unwrap();
-        engine
-            .load_paths(&[root.join("ontology"), tools], None)
-            .unwrap();
+        let (engine, synth) = synthetic_engine(400, 8, 5);
         let snap = engine.snapshot();
         let catalog = &snap.catalog;
         let n = catalog.tools.len();

@@ -582,12 +582,9 @@ impl Texts<'_, '_> {
 mod tests {
     use super::*;
     use crate::embed::{Embedder, HashEmbedder};
-    use crate::engine::{Embeddings, Engine, EngineOptions};
+    use crate::engine::synthetic_engine;
     use crate::rank::Mode;
     use crate::rank::query::embedding_texts;
-    use crate::synth::{SynthOptions, from_ontology};
-    use std::path::Path;
-    use std::sync::Arc;
 
     /// The shortlist answers exactly what scoring every tool answers: the
     /// same tools in the same order with the same scores, explanations,
@@ -595,26 +592,7 @@ mod tests {
     /// catalog and a restricted scope, for one-step and multi-step requests.
     #[test]
     fn shortlist_fusion_equals_scoring_every_tool() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let synth = from_ontology(
-            &root.join("ontology"),
-            &SynthOptions {
-                tools: 1_500,
-                queries: 60,
-                seed: 3,
-            },
-        )
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let tools = dir.path().join("tools.jsonl");
-        std::fs::write(&tools, synth.tools_jsonl()).unwrap();
-        let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
-            HashEmbedder::new(),
-        ))))
-        .unwrap();
-        engine
-            .load_paths(&[root.join("ontology"), tools], None)
-            .unwrap();
+        let (engine, synth) = synthetic_engine(1_500, 60, 3);
         let snap = engine.snapshot();
         let catalog = &snap.catalog;
         let embedder = HashEmbedder::new();
