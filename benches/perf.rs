@@ -319,13 +319,14 @@ fn against_exact(engine: &mut Engine, queries: &[(String, String)]) -> Value {
             })
             .collect()
     };
+    let exact = toolgraph::rank::RankConfig {
+        dense_scan_all_below: usize::MAX,
+        ..approximate.clone()
+    };
     let mut report = serde_json::Map::new();
     for mode in ["joint", "dense"] {
         let got = top10(engine, mode);
-        engine.set_rank_config(toolgraph::rank::RankConfig {
-            dense_scan_all_below: usize::MAX,
-            ..approximate.clone()
-        });
+        engine.set_rank_config(exact.clone());
         let want = top10(engine, mode);
         engine.set_rank_config(approximate.clone());
         let shares: Vec<f64> = got

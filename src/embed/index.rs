@@ -47,6 +47,19 @@ pub(crate) struct QueryCodes {
     pub error: f32,
 }
 
+/// Runs `a` on a scoped thread and `b` on this one; both answers, or the
+/// first panic resumed here.
+fn on_two_threads<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    std::thread::scope(|scope| {
+        let a = scope.spawn(a);
+        let b = b();
+        let a = a
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (a, b)
+    })
+}
+
 /// Approximate dot products of one query with every row.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Approx {
@@ -235,16 +248,11 @@ impl VectorIndex {
             int8::scaled_dots(codes, &query.codes, query.scale, out);
         };
         // Rows scattered over the codes: each waits on memory, so two
-        // threads wait at once (a scoped one takes the first half).
+        // threads wait at once.
         if rows.len() >= SPLIT_ROWS {
             let (rows_a, rows_b) = rows.split_at(rows.len() / 2);
             let (out_a, out_b) = out.split_at_mut(rows.len() / 2);
-            std::thread::scope(|scope| {
-                let a = scope.spawn(|| score(rows_a, out_a));
-                score(rows_b, out_b);
-                a.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            });
+            on_two_threads(|| score(rows_a, out_a), || score(rows_b, out_b));
         } else {
             score(rows, &mut out);
         }
@@ -291,9 +299,8 @@ impl VectorIndex {
             }
             counts
         };
-        // Two halves at chunk boundaries: one on a scoped thread, one here
-        // (rayon's idle workers were measured not to join this pass in
-        // time: every chunk ran on one worker).
+        // Two halves at chunk boundaries (rayon's idle workers were measured
+        // not to join this pass in time: every chunk ran on one worker).
         let counts: Vec<Vec<u32>> = if self.len() >= 2 * PAR_ROWS {
             let half = self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS;
             let (sums_a, sums_b) = sums.split_at_mut(half);
@@ -305,15 +312,12 @@ impl VectorIndex {
                     .map(|(i, part)| count((first + i, part)))
                     .collect()
             };
-            std::thread::scope(|scope| {
-                let a = scope.spawn(|| chunks(0, bits_a, sums_a));
-                let b = chunks(half / PAR_ROWS, bits_b, sums_b);
-                let mut all = a
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                all.extend(b);
-                all
-            })
+            let (mut all, b) = on_two_threads(
+                || chunks(0, bits_a, sums_a),
+                || chunks(half / PAR_ROWS, bits_b, sums_b),
+            );
+            all.extend(b);
+            all
         } else {
             vec![count((0, (&self.signs, &mut sums)))]
         };
@@ -332,18 +336,14 @@ impl VectorIndex {
         let low = ((edge << shift) as i64 - i64::from(reach)).max(i64::from(i32::MIN) + 1);
         let high = ((edge + 1) << shift) as i64 - i64::from(reach);
         let (low, high) = (low as i32, high.min(i64::from(i32::MAX)) as i32);
-        let split = |(chunk, sums): (usize, &[i32])| {
-            let (mut picked, mut at_edge) = (Vec::new(), Vec::new());
-            for (row, &sum) in (chunk * PAR_ROWS..).zip(sums) {
-                if sum >= high {
-                    picked.push(row);
-                } else if sum >= low {
-                    at_edge.push((sum, row));
-                }
+        let (mut picked, mut at_edge) = (Vec::with_capacity(keep), Vec::new());
+        for (row, &sum) in sums.iter().enumerate() {
+            if sum >= high {
+                picked.push(row);
+            } else if sum >= low {
+                at_edge.push((sum, row));
             }
-            (picked, at_edge)
-        };
-        let (mut picked, mut at_edge) = split((0, &sums));
+        }
         at_edge.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let room = keep.saturating_sub(picked.len());
         picked.extend(at_edge.into_iter().take(room).map(|(_, row)| row));

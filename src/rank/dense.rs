@@ -121,68 +121,80 @@ impl Best {
     }
 }
 
+/// The int8 pass over every row: each chunk picks its own best upper
+/// bounds in scope on the thread that scored it, merged here. The
+/// approximations, their error bound and the best upper bounds.
+fn scan_every_row(catalog: &Catalog, query: &[f32], scope: &Scope) -> Option<(Approx, f32, Best)> {
+    let index = &catalog.vectors.as_ref()?.index;
+    let (approx, chunks) = index.approx_scores_with(query, |first, scores, error| {
+        let mut best = Best::default();
+        let tools = catalog.row_tool.get(first..).unwrap_or_default();
+        for (&a, tool) in scores.iter().zip(tools) {
+            if let Some(idx) = tool.filter(|&t| scope.contains(t)) {
+                best.offer(Scored(a + error, idx));
+            }
+        }
+        best
+    })?;
+    let mut best = Best::default();
+    for chunk in chunks {
+        best.merge(chunk);
+    }
+    Some((Approx::Every(approx.scores), approx.error, best))
+}
+
+/// The sign-bit first pass picks `keep` rows in scope (more than the
+/// shortlist, so that `rest` comes from a picked row left out of it rather
+/// than claiming there is none); only they get the int8 pass. As
+/// [`scan_every_row`].
+fn first_pass(
+    catalog: &Catalog,
+    query: &[f32],
+    scope: &Scope,
+    keep: usize,
+) -> Option<(Approx, f32, Best)> {
+    let index = &catalog.vectors.as_ref()?.index;
+    let codes = index.query_codes(query)?;
+    let tool = |row: usize| catalog.row_tool.get(row).copied().flatten();
+    let in_scope = |row: usize| tool(row).is_some_and(|t| scope.contains(t));
+    let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), in_scope);
+    // In memory order: the int8 pass reads ahead more easily.
+    picked.sort_unstable();
+    let scores = index.approx_rows(&codes, &picked);
+    let mut best = Best::default();
+    let mut rows = HashMap::default();
+    rows.reserve(picked.len());
+    for (row, a) in picked.into_iter().zip(scores) {
+        rows.insert(row, a);
+        if let Some(idx) = tool(row) {
+            best.offer(Scored(a + codes.error, idx));
+        }
+    }
+    let error = codes.error;
+    let approx = Approx::Asked {
+        query: codes,
+        rows: RefCell::new(rows),
+    };
+    Some((approx, error, best))
+}
+
 impl<'a> Dense<'a> {
     /// The channel for `query` over `scope`; `None` when the catalog has no
-    /// vectors or the query does not fit them (no dense channel). Each
-    /// chunk of the int8 pass picks its own best upper bounds in scope on
-    /// the thread that scored it; they are merged here with the tools
-    /// without a vector (upper bound 0).
+    /// vectors or the query does not fit them (no dense channel). The
+    /// shortlist comes from the int8 pass over every row, or from the rows
+    /// a first pass picks (see the module docs), and the tools without a
+    /// vector (upper bound 0).
     pub fn new(
         catalog: &'a Catalog,
         query: &'a [f32],
         scope: &Scope,
         cfg: &RankConfig,
     ) -> Option<Self> {
-        let vectors = catalog.vectors.as_ref()?;
-        let index = &vectors.index;
+        let index = &catalog.vectors.as_ref()?.index;
         let (approx, error, mut best) = if index.len() < cfg.dense_scan_all_below {
-            let (approx, chunks) = index.approx_scores_with(query, |first, scores, error| {
-                let mut best = Best::default();
-                let tools = catalog.row_tool.get(first..).unwrap_or_default();
-                for (&a, tool) in scores.iter().zip(tools) {
-                    if let Some(idx) = tool.filter(|&t| scope.contains(t)) {
-                        best.offer(Scored(a + error, idx));
-                    }
-                }
-                best
-            })?;
-            let mut best = Best::default();
-            for chunk in chunks {
-                best.merge(chunk);
-            }
-            (Approx::Every(approx.scores), approx.error, best)
+            scan_every_row(catalog, query, scope)?
         } else {
-            let codes = index.query_codes(query)?;
-            let in_scope = |row: usize| {
-                catalog
-                    .row_tool
-                    .get(row)
-                    .copied()
-                    .flatten()
-                    .is_some_and(|t| scope.contains(t))
-            };
-            // More than the shortlist, so that `rest` comes from a picked
-            // row left out of it rather than claiming there is none.
-            let keep = cfg.dense_first_pass.max(SHORTLIST + 1);
-            let mut picked = index.sign_candidates(&codes, keep, in_scope);
-            // In memory order: the int8 pass reads ahead more easily.
-            picked.sort_unstable();
-            let scores = index.approx_rows(&codes, &picked);
-            let mut best = Best::default();
-            let mut rows = HashMap::default();
-            rows.reserve(picked.len());
-            for (row, a) in picked.into_iter().zip(scores) {
-                rows.insert(row, a);
-                if let Some(idx) = catalog.row_tool.get(row).copied().flatten() {
-                    best.offer(Scored(a + codes.error, idx));
-                }
-            }
-            let error = codes.error;
-            let approx = Approx::Asked {
-                query: codes,
-                rows: RefCell::new(rows),
-            };
-            (approx, error, best)
+            first_pass(catalog, query, scope, cfg.dense_first_pass)?
         };
         for &idx in catalog
             .without_vector
