@@ -3,9 +3,7 @@
 //! swapped in whole, so readers never see a half-updated catalog.
 
 pub(crate) mod deps;
-mod paths;
-
-pub(crate) use paths::Hit;
+pub(crate) mod paths;
 
 use crate::embed::Vectors;
 use crate::error::{Error, Result};

@@ -11,7 +11,7 @@
 
 use crate::graph::{LinkKind, OntologyFacts, Relation, ToolLink};
 use crate::scope::Scope;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Tool indexes (with the link's provenance: extracted or curated) per
 /// target node.
@@ -24,9 +24,6 @@ pub(crate) struct Paths {
     acts_on: Adjacent,
     mentions: Adjacent,
     param: Adjacent,
-    /// Class -> tools acting on it (any provenance): the sibling rule's
-    /// "and not on the class itself".
-    acts_on_any: HashMap<String, HashSet<usize>>,
     /// skos:broader parents, and the inverse.
     broader: HashMap<String, Vec<String>>,
     narrower: HashMap<String, Vec<String>>,
@@ -52,8 +49,8 @@ fn list<'m>(m: &'m HashMap<String, Vec<String>>, k: &str) -> &'m [String] {
 }
 
 /// One path from a request node to a tool in scope, borrowed from the
-/// request and the snapshot (no allocation per path: a common verb reaches
-/// thousands of tools).
+/// request and the snapshot: what the SPARQL query lists, one row each.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Hit<'a> {
     /// Tool index.
@@ -92,10 +89,7 @@ impl Paths {
             let adj = match l.kind {
                 LinkKind::Performs => &mut p.performs,
                 LinkKind::PrimaryEntity => &mut p.primary,
-                LinkKind::ActsOn => {
-                    p.acts_on_any.entry(l.target.clone()).or_default().insert(t);
-                    &mut p.acts_on
-                }
+                LinkKind::ActsOn => &mut p.acts_on,
                 LinkKind::Mentions => &mut p.mentions,
                 LinkKind::ParamEntity => &mut p.param,
             };
@@ -120,95 +114,122 @@ impl Paths {
         p
     }
 
+    /// Every adjacency list a path from the request node `node` runs
+    /// through, handed to `visit` one at a time: the same paths as
+    /// `queries/candidates.rq`, without materialising one per tool (a
+    /// common verb or entity reaches tens of thousands of tools at 100k;
+    /// a path each, sorted per node, was a third of a warm search). A list
+    /// may come more than once (a node both broader and narrower, a
+    /// sibling of two classes): the same paths again.
+    pub fn walk<'s>(&'s self, node: &'s str, mut visit: impl FnMut(Run<'s>)) {
+        let mut emit = |adj: &'s Adjacent, via: &'s str, relation, hops, unless: &'s [_]| {
+            if let Some(tools) = adj.get(via) {
+                visit(Run {
+                    via,
+                    relation,
+                    hops,
+                    tools,
+                    unless,
+                });
+            }
+        };
+        emit(&self.performs, node, Relation::Verb, 0, &[]);
+        for via in list(&self.broader, node)
+            .iter()
+            .chain(list(&self.narrower, node))
+        {
+            emit(&self.performs, via, Relation::VerbBroader, 1, &[]);
+        }
+        emit(&self.primary, node, Relation::Primary, 0, &[]);
+        emit(&self.acts_on, node, Relation::ActsOn, 0, &[]);
+        // the request names a narrower class or an instance
+        let parents = || {
+            list(&self.broader, node)
+                .iter()
+                .chain(list(&self.instance_of, node))
+        };
+        for via in parents() {
+            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, &[]);
+        }
+        for parent in parents() {
+            for via in list(&self.broader, parent) {
+                emit(&self.acts_on, via, Relation::ActsOnBroader, 2, &[]);
+            }
+        }
+        // the request names a broader class than the tool's
+        for via in list(&self.narrower, node) {
+            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, &[]);
+        }
+        emit(&self.mentions, node, Relation::Mentions, 0, &[]);
+        emit(&self.param, node, Relation::Parameter, 0, &[]);
+        // negative evidence: a sibling of the class (or of the instance's
+        // class), for tools not acting on the class itself
+        for cls in std::iter::once(node).chain(parents().map(String::as_str)) {
+            let on_cls = self.acts_on.get(cls).map_or(&[][..], Vec::as_slice);
+            for via in list(&self.siblings, cls) {
+                emit(&self.acts_on, via, Relation::Sibling, 1, on_cls);
+            }
+        }
+    }
+
     /// Every path from `nodes` to a tool `scope` may see, without
     /// duplicates: grouped by node (each distinct node once, in the order
-    /// of `nodes`), then sorted by tool, relation, hops, via.
+    /// of `nodes`), then sorted by tool, relation, hops, via (the walk's
+    /// paths one by one, as the SPARQL query lists them).
+    #[cfg(test)]
     pub fn candidates<'s>(&'s self, nodes: &'s [String], scope: &Scope) -> Vec<Hit<'s>> {
         let mut found: Vec<Hit<'s>> = Vec::new();
         for (n, node) in nodes.iter().enumerate() {
             if nodes[..n].contains(node) {
                 continue;
             }
-            let node = node.as_str();
             let start = found.len();
-            let mut emit = |adj: &Adjacent, via: &'s str, rel: Relation, hops: u8| {
-                for &(t, extracted) in adj.get(via).into_iter().flatten() {
-                    if scope.contains(t) {
-                        found.push(Hit {
-                            tool: t,
-                            node,
-                            relation: rel,
-                            hops,
-                            via,
-                            extracted,
-                        });
-                    }
-                }
-            };
-            emit(&self.performs, node, Relation::Verb, 0);
-            for via in list(&self.broader, node)
-                .iter()
-                .chain(list(&self.narrower, node))
-            {
-                emit(&self.performs, via, Relation::VerbBroader, 1);
-            }
-            emit(&self.primary, node, Relation::Primary, 0);
-            emit(&self.acts_on, node, Relation::ActsOn, 0);
-            // the request names a narrower class or an instance
-            let parents: Vec<&String> = list(&self.broader, node)
-                .iter()
-                .chain(list(&self.instance_of, node))
-                .collect();
-            for via in &parents {
-                emit(&self.acts_on, via, Relation::ActsOnBroader, 1);
-            }
-            for parent in &parents {
-                for via in list(&self.broader, parent) {
-                    emit(&self.acts_on, via, Relation::ActsOnBroader, 2);
-                }
-            }
-            // the request names a broader class than the tool's
-            for via in list(&self.narrower, node) {
-                emit(&self.acts_on, via, Relation::ActsOnBroader, 1);
-            }
-            emit(&self.mentions, node, Relation::Mentions, 0);
-            emit(&self.param, node, Relation::Parameter, 0);
-            // negative evidence: a sibling of the class (or of the
-            // instance's class), for tools not acting on the class itself
-            let classes = std::iter::once(node).chain(parents.iter().map(|s| s.as_str()));
-            for cls in classes {
-                let on_cls = self.acts_on_any.get(cls);
-                for via in list(&self.siblings, cls) {
-                    for &(t, extracted) in self.acts_on.get(via).into_iter().flatten() {
-                        if scope.contains(t) && !on_cls.is_some_and(|s| s.contains(&t)) {
-                            found.push(Hit {
-                                tool: t,
-                                node,
-                                relation: Relation::Sibling,
-                                hops: 1,
-                                via,
-                                extracted,
-                            });
-                        }
-                    }
-                }
-            }
-            // One node's paths: a few runs in tool order (one per adjacency
-            // list walked), merged by a stable sort; the node is the same.
-            let mut group = found.split_off(start);
-            group.sort_by(|a, b| {
-                (a.tool, a.relation, a.hops, a.via, a.extracted).cmp(&(
-                    b.tool,
-                    b.relation,
-                    b.hops,
-                    b.via,
-                    b.extracted,
-                ))
+            self.walk(node, |run| {
+                found.extend(run.tools_in(scope).map(|(tool, extracted)| Hit {
+                    tool,
+                    node,
+                    relation: run.relation,
+                    hops: run.hops,
+                    via: run.via,
+                    extracted,
+                }));
             });
+            found[start..].sort_unstable();
+            let mut group = found.split_off(start);
             group.dedup();
             found.append(&mut group);
         }
         found
+    }
+}
+
+/// One adjacency list a walk reaches: each tool on it (in scope, and not
+/// left out) has a path from the request node through `via`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run<'s> {
+    /// The tool-side node (the request node itself for direct matches).
+    pub via: &'s str,
+    pub relation: Relation,
+    pub hops: u8,
+    /// (tool index, extracted link), in tool order.
+    tools: &'s [(usize, bool)],
+    /// Tools with no path here, in tool order: for sibling evidence, those
+    /// acting on the class itself.
+    unless: &'s [(usize, bool)],
+}
+
+impl<'s> Run<'s> {
+    /// The run's tools in `scope` (tool index, extracted link), in tool
+    /// order, without those it leaves out (a merge of two sorted lists).
+    pub fn tools_in<'r>(&self, scope: &'r Scope) -> impl Iterator<Item = (usize, bool)> + 'r
+    where
+        's: 'r,
+    {
+        let mut unless = self.unless.iter().map(|&(t, _)| t).peekable();
+        self.tools.iter().copied().filter(move |&(t, _)| {
+            while unless.next_if(|&u| u < t).is_some() {}
+            scope.contains(t) && unless.peek() != Some(&t)
+        })
     }
 }
 
@@ -218,6 +239,7 @@ mod tests {
     use crate::engine::{Embeddings, Engine, EngineOptions};
     use crate::graph::{GraphStore, OxigraphStore};
     use crate::import::{Format, bundled, collect_files};
+    use std::collections::HashSet;
 
     type Key = (String, String, Relation, u8, String, bool);
 

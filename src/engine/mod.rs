@@ -421,13 +421,13 @@ impl Engine {
             };
             Ok((Some(whole), steps))
         };
-        // The parsed request (and the graph nodes it names) outlive the
-        // thread that parses it: the channels worked out there borrow them.
-        let parsed: OnceLock<(Query, Vec<String>)> = OnceLock::new();
+        // The parsed request outlives the thread that parses it: the
+        // channels worked out there borrow it.
+        let parsed: OnceLock<Query> = OnceLock::new();
         let understand = || {
-            let (query, nodes) = parsed.get_or_init(|| {
+            let query = parsed.get_or_init(|| {
                 let _stage = tracing::info_span!("stage", stage = "extract").entered();
-                let query = Query {
+                Query {
                     dependencies: req.dependencies,
                     ..Query::parse(
                         catalog,
@@ -436,18 +436,9 @@ impl Engine {
                         req.mode,
                         self.rank.steps,
                     )
-                };
-                let nodes = pipeline::graph_nodes(&query);
-                (query, nodes)
+                }
             });
-            let hits = {
-                let _stage = tracing::info_span!("stage", stage = "graph").entered();
-                catalog.paths.candidates(nodes, scope)
-            };
-            (
-                query,
-                pipeline::prepare(catalog, query, scope, &hits, &self.rank),
-            )
+            (query, pipeline::prepare(catalog, query, scope, &self.rank))
         };
         let ranked = std::thread::scope(|s| {
             let ((query, prepared), embedded);
@@ -488,7 +479,7 @@ impl Engine {
             ))
         })?;
         // Both branches above parse the request before anything can fail.
-        let (query, _) = parsed.into_inner().expect("the request is parsed");
+        let query = parsed.into_inner().expect("the request is parsed");
         Ok((query, ranked))
     }
 

@@ -2,10 +2,11 @@
 //! constellation explains, through which paths.
 
 use super::GraphPath;
-use crate::catalog::{Catalog, Hit};
+use crate::catalog::Catalog;
 use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use crate::scope::Scope;
+use rustc_hash::FxHashSet as HashSet;
 
 /// One tool's graph score for one query text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -14,7 +15,7 @@ pub(crate) struct ToolGraph {
     pub score: f32,
     /// A path performs the verb the planner stated in its `verb` field.
     pub stated_verb: bool,
-    /// Some path reaches the tool (its score may still be 0).
+    /// Some path counts for the tool (its score may still be 0).
     reached: bool,
     /// The request surfaces (numbered in order of appearance, the first
     /// [`SURFACE_BITS`]) with a positive path to the tool.
@@ -27,13 +28,72 @@ pub(crate) struct ToolGraph {
 /// Surfaces tracked in a tool's slot; later ones (rare) in a set.
 const SURFACE_BITS: usize = 32;
 
-/// One path's contribution, before it is written out.
+/// The paths of one adjacency list the walk reached for one mention: they
+/// share everything but the tool and the link's provenance.
 #[derive(Debug, Clone, Copy)]
-struct Evidence<'a> {
+struct Run<'a> {
     mention: &'a str,
-    hit: Hit<'a>,
-    weight: f32,
     stated: bool,
+    /// The mention's IRI it starts from, by position (earlier wins ties).
+    iri: usize,
+    node: &'a str,
+    via: &'a str,
+    relation: Relation,
+    hops: u8,
+    weight: f32,
+}
+
+/// One path: a run (by index) and the provenance of the tool's link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PathId(u32);
+
+impl PathId {
+    const NONE: Self = Self(u32::MAX);
+
+    fn new(run: usize, extracted: bool) -> Self {
+        // (Fewer than 2^31 runs: a few per mention IRI.)
+        Self(u32::try_from(run).map_or(u32::MAX - 1, |r| r << 1 | u32::from(extracted)))
+    }
+
+    fn run(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+
+    fn extracted(self) -> bool {
+        self.0 & 1 == 1
+    }
+}
+
+/// A tool's strongest path of one sign for the mention being walked.
+#[derive(Debug, Clone, Copy)]
+struct Strongest {
+    weight: f32,
+    path: PathId,
+}
+
+impl Strongest {
+    const NONE: Self = Self {
+        weight: 0.0,
+        path: PathId::NONE,
+    };
+}
+
+/// A tool some path of the text reaches: its score so far, and its
+/// strongest positive and negative paths for the mention being walked.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    tool: u32,
+    graph: ToolGraph,
+    /// The mention `positive` and `negative` belong to (1-based).
+    mention: u32,
+    positive: Strongest,
+    negative: Strongest,
+}
+
+/// One path that counts for a tool, as found.
+#[derive(Debug, Clone, Copy)]
+struct Evidence {
+    path: PathId,
     /// The mention's best positive path for this tool (not sibling evidence).
     positive: bool,
     /// The same tool's evidence before this one (1-based; 0: none).
@@ -44,36 +104,46 @@ struct Evidence<'a> {
 /// evidence behind them in one flat list (a common verb reaches thousands
 /// of tools: no allocation per tool). Paths borrow the request and the
 /// snapshot and are written out only for the tools that are reported.
-/// Scores are a slot per catalog tool, not a map: fusion looks up tens of
-/// thousands of them per request at 100k tools, and a hash lookup each was
-/// most of its time.
+/// Tools are found through a slot index per catalog tool, not a map:
+/// fusion looks up tens of thousands of them per request at 100k tools,
+/// and a hash lookup each was most of its time.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct GraphScores<'a> {
-    /// Per tool index; empty when no path reached any tool.
-    per_tool: Vec<ToolGraph>,
-    /// The tools some path reaches, in the order first reached.
+    /// Per tool index, 1 + its slot (0: none); empty when no path reached
+    /// any tool.
+    slot_of: Vec<u32>,
+    slots: Vec<Slot>,
+    /// The tools some path counts for, in the order first counted.
     reached: Vec<usize>,
-    evidence: Vec<Evidence<'a>>,
+    runs: Vec<Run<'a>>,
+    evidence: Vec<Evidence>,
 }
 
 impl<'a> GraphScores<'a> {
+    fn slot(&self, idx: usize) -> Option<&Slot> {
+        let at = self.slot_of.get(idx).copied()?;
+        self.slots.get((at as usize).checked_sub(1)?)
+    }
+
     /// The graph score of tool `idx`, when some path reaches it.
     pub fn get(&self, idx: usize) -> Option<&ToolGraph> {
-        self.per_tool.get(idx).filter(|t| t.reached)
+        self.slot(idx).map(|s| &s.graph).filter(|t| t.reached)
     }
 
     /// Tool `idx`'s evidence, in the order found: its own entries through
     /// their links, not a scan of every tool's (a reported tool's
     /// explanation read all of it, tens of thousands of entries at 100k
     /// tools, twice per reported tool).
-    fn evidence_of(&self, idx: usize) -> Vec<&Evidence<'a>> {
+    fn evidence_of(&self, idx: usize) -> Vec<(Evidence, &Run<'a>)> {
         let mut found = Vec::new();
-        let mut at = self.per_tool.get(idx).map_or(0, |t| t.last);
-        while let Some(e) = (at as usize)
+        let mut at = self.get(idx).map_or(0, |t| t.last);
+        while let Some(&e) = (at as usize)
             .checked_sub(1)
             .and_then(|i| self.evidence.get(i))
         {
-            found.push(e);
+            if let Some(run) = self.runs.get(e.path.run()) {
+                found.push((e, run));
+            }
             at = e.previous;
         }
         found.reverse();
@@ -91,20 +161,20 @@ impl<'a> GraphScores<'a> {
         let mut paths: Vec<GraphPath> = self
             .evidence_of(idx)
             .into_iter()
-            .map(|e| GraphPath {
-                mention: e.mention.to_string(),
-                node: e.hit.node.to_string(),
-                via: e.hit.via.to_string(),
-                relation: e.hit.relation,
-                hops: e.hit.hops,
-                weight: e.weight,
-                provenance: if e.hit.extracted {
+            .map(|(e, run)| GraphPath {
+                mention: run.mention.to_string(),
+                node: run.node.to_string(),
+                via: run.via.to_string(),
+                relation: run.relation,
+                hops: run.hops,
+                weight: run.weight,
+                provenance: if e.path.extracted() {
                     Provenance::Extracted
                 } else {
                     Provenance::Curated
                 },
                 explain: String::new(),
-                stated: e.stated,
+                stated: run.stated,
             })
             .collect();
         paths.sort_by(|a, b| b.weight.total_cmp(&a.weight));
@@ -115,8 +185,8 @@ impl<'a> GraphScores<'a> {
     pub fn matched(&self, idx: usize) -> Vec<String> {
         self.evidence_of(idx)
             .into_iter()
-            .filter(|e| e.positive)
-            .map(|e| e.mention.to_string())
+            .filter(|(e, _)| e.positive)
+            .map(|(_, run)| run.mention.to_string())
             .collect()
     }
 }
@@ -197,67 +267,34 @@ fn relation_verb(rel: Relation) -> &'static str {
     }
 }
 
-/// The request nodes to bind in the graph query, from the mentions.
-pub(crate) fn request_nodes(mentions: &[Mention]) -> Vec<String> {
-    let mut nodes: Vec<String> = mentions
-        .iter()
-        .filter(|m| mention_weight(m.kind) > 0.0)
-        .flat_map(|m| m.iris.iter().map(|r| r.iri.clone()))
-        .collect();
-    nodes.sort();
-    nodes.dedup();
-    nodes
-}
-
 /// Graph channel: per tool, the share of request evidence its constellation
 /// explains. Each distinct mention counts once (its best path), entity
 /// paths are weighted by the rarity of the tool-side node, sibling paths
 /// subtract when the tool has nothing positive for that mention.
 /// The first `explicit` mentions came from the planner's verb field: stated
 /// intent, weighted [`EXPLICIT_VERB_WEIGHT`] times a mention in free text.
-/// `hits` come as the catalog's path walk gives them (`Paths::candidates`):
-/// grouped by node, each node once, in tool order.
+/// Only tools in `scope` are reached. The catalog's walk hands over whole
+/// adjacency lists; their paths share a weight, so each tool keeps only its
+/// strongest path of each sign per mention as they stream past (no path is
+/// materialised, nothing is sorted).
 pub(crate) fn graph_scores<'a>(
-    catalog: &Catalog,
+    catalog: &'a Catalog,
     mentions: &'a [Mention],
     explicit: usize,
-    hits: &[Hit<'a>],
+    scope: &Scope,
 ) -> GraphScores<'a> {
-    // node -> its hits, in tool order (the walk groups them by node).
-    let by_node: Vec<&[Hit<'a>]> = hits.chunk_by(|a, b| a.node == b.node).collect();
-    let of_node = |iri: &str| {
-        by_node
-            .iter()
-            .find(|g| g.first().is_some_and(|h| h.node == iri))
-            .copied()
-    };
-    // An entity's rarity, looked up once per node (a popular entity is the
-    // `via` of tens of thousands of hits at 100k tools). Keyed by the
-    // address of the snapshot's string: hashing the IRI itself per hit
-    // cost more than the rest of the channel.
-    let mut rarity: HashMap<(usize, usize), f32> = HashMap::default();
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
-    let mut out = GraphScores {
-        per_tool: if hits.is_empty() {
-            Vec::new()
-        } else {
-            vec![ToolGraph::default(); catalog.tools.len()]
-        },
-        reached: Vec::new(),
-        evidence: Vec::with_capacity(hits.len().min(1 << 16)),
-    };
+    let mut out = GraphScores::default();
     // (tool, surface) pairs with a positive path: sibling evidence from a
     // mention with the same surface does not count against them. Surfaces
     // are numbered in order of appearance.
     let mut matched = Matched::default();
     let mut surfaces: Vec<&str> = Vec::new();
-    // One mention's weighted paths: (tool, weight, hit), the hit by
-    // reference: the sort below moves 24-byte entries, not 72-byte ones
-    // (at 100k tools the sort and its copies were about a tenth of a warm
-    // search's profile).
-    let mut weighted: Vec<(usize, f32, &Hit<'a>)> = Vec::new();
+    // The slots the mention being walked touched, in the order touched.
+    let mut touched: Vec<usize> = Vec::new();
+    let mut walked = 0u32;
     for (i, m) in mentions.iter().enumerate() {
         let w_m = mention_weight(m.kind)
             * if i < explicit && m.kind == MentionKind::Verb {
@@ -274,24 +311,8 @@ pub(crate) fn graph_scores<'a>(
             continue;
         }
         total += w_m;
-        weighted.clear();
-        for r in &m.iris {
-            for h in of_node(r.iri.as_str()).into_iter().flatten() {
-                let is_verb = matches!(h.relation, Relation::Verb | Relation::VerbBroader);
-                let rarity = if is_verb {
-                    1.0
-                } else {
-                    *rarity
-                        .entry((h.via.as_ptr() as usize, h.via.len()))
-                        .or_insert_with(|| catalog.idf(h.via).sqrt())
-                };
-                let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
-                weighted.push((h.tool, w, h));
-            }
-        }
-        // Grouped by tool, in the order found (a stable sort; one IRI's
-        // hits are in tool order already).
-        weighted.sort_by_key(|w| w.0);
+        walked += 1;
+        touched.clear();
         let stated = i < explicit;
         let surface = m.surface.as_str();
         let surface_id = match surfaces.iter().position(|&s| s == surface) {
@@ -301,27 +322,88 @@ pub(crate) fn graph_scores<'a>(
                 surfaces.len() - 1
             }
         };
-        // Per tool, the best positive path (the first of equal weights),
-        // then the worst negative one; only they become paths (a common
-        // verb reaches thousands of tools).
-        for group in weighted.chunk_by(|a, b| a.0 == b.0) {
-            let strongest = |positive: bool| {
-                group.iter().filter(|w| (w.1 >= 0.0) == positive).fold(
-                    None,
-                    |best: Option<&(usize, f32, &Hit<'a>)>, w| match best {
-                        Some(b) if w.1.abs() <= b.1.abs() => Some(b),
-                        _ => Some(w),
-                    },
-                )
+        for (iri, r) in m.iris.iter().enumerate() {
+            catalog.paths.walk(r.iri.as_str(), |run| {
+                let rarity = if matches!(run.relation, Relation::Verb | Relation::VerbBroader) {
+                    1.0
+                } else {
+                    catalog.idf(run.via).sqrt()
+                };
+                let weight =
+                    w_m * r.weight.min(1.0) * relation_weight(run.relation, run.hops) * rarity;
+                let id = out.runs.len();
+                out.runs.push(Run {
+                    mention: surface,
+                    stated,
+                    iri,
+                    node: r.iri.as_str(),
+                    via: run.via,
+                    relation: run.relation,
+                    hops: run.hops,
+                    weight,
+                });
+                let positive = weight >= 0.0;
+                for (tool, extracted) in run.tools_in(scope) {
+                    let path = PathId::new(id, extracted);
+                    if out.slot_of.is_empty() {
+                        out.slot_of = vec![0; catalog.tools.len()];
+                    }
+                    let Some(at) = out.slot_of.get_mut(tool) else {
+                        continue;
+                    };
+                    if *at == 0 {
+                        out.slots.push(Slot {
+                            tool: tool as u32,
+                            graph: ToolGraph::default(),
+                            mention: 0,
+                            positive: Strongest::NONE,
+                            negative: Strongest::NONE,
+                        });
+                        // (Fewer slots than catalog tools.)
+                        *at = out.slots.len() as u32;
+                    }
+                    let slot = *at as usize - 1;
+                    let Some(s) = out.slots.get_mut(slot) else {
+                        continue;
+                    };
+                    if s.mention != walked {
+                        s.mention = walked;
+                        s.positive = Strongest::NONE;
+                        s.negative = Strongest::NONE;
+                        touched.push(slot);
+                    }
+                    let best = if positive {
+                        &mut s.positive
+                    } else {
+                        &mut s.negative
+                    };
+                    // The strongest path of its sign, the first of equal
+                    // weights (compared rarely: one list's paths share a
+                    // weight, and a tool is on few lists).
+                    let stronger = best.path == PathId::NONE
+                        || weight.abs() > best.weight.abs()
+                        || (weight.abs() == best.weight.abs() && {
+                            let current = best.path;
+                            earlier(&out.runs, path, current)
+                        });
+                    if stronger {
+                        *best = Strongest { weight, path };
+                    }
+                }
+            });
+        }
+        // Per tool, the best positive path, then the worst negative one
+        // unless the surface has a positive path to the tool.
+        for &slot in &touched {
+            let Some(s) = out.slots.get_mut(slot) else {
+                continue;
             };
-            for (positive, found) in [(true, strongest(true)), (false, strongest(false))] {
-                let Some(&(tool, weight, hit)) = found else {
+            let tool = s.tool as usize;
+            for (positive, found) in [(true, s.positive), (false, s.negative)] {
+                if found.path == PathId::NONE {
                     continue;
-                };
-                // Hits come from the same snapshot: every tool has a slot.
-                let Some(t) = out.per_tool.get_mut(tool) else {
-                    continue;
-                };
+                }
+                let t = &mut s.graph;
                 if positive {
                     matched.mark(t, tool, surface_id);
                 } else if matched.has(t, tool, surface_id) {
@@ -331,14 +413,16 @@ pub(crate) fn graph_scores<'a>(
                     t.reached = true;
                     out.reached.push(tool);
                 }
-                t.score += weight;
-                t.stated_verb |= positive && stated && hit.relation == Relation::Verb;
+                t.score += found.weight;
+                t.stated_verb |= positive
+                    && stated
+                    && out
+                        .runs
+                        .get(found.path.run())
+                        .is_some_and(|r| r.relation == Relation::Verb);
                 let previous = t.last;
                 out.evidence.push(Evidence {
-                    mention: surface,
-                    hit: *hit,
-                    weight,
-                    stated,
+                    path: found.path,
                     positive,
                     previous,
                 });
@@ -348,11 +432,22 @@ pub(crate) fn graph_scores<'a>(
         }
     }
     if total > 0.0 {
-        for &tool in &out.reached {
-            out.per_tool[tool].score /= total;
+        for s in &mut out.slots {
+            s.graph.score /= total;
         }
     }
     out
+}
+
+/// Whether path `a` comes before path `b` among a tool's paths of equal
+/// weight, in the order they are listed (the mention's IRIs in order, then
+/// relation, hops, tool-side node, provenance).
+fn earlier(runs: &[Run<'_>], a: PathId, b: PathId) -> bool {
+    let key = |p: PathId| {
+        runs.get(p.run())
+            .map(|r| (r.iri, r.relation, r.hops, r.via, p.extracted()))
+    };
+    key(a) < key(b)
 }
 
 /// Fills in the human-readable form of the paths of tool `idx`:
@@ -382,6 +477,215 @@ pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Embeddings, Engine, EngineOptions, synthetic_engine};
+    use crate::import::{Format, bundled, collect_files};
+    use crate::rank::Mode;
+    use crate::rank::query::Query;
+    use std::collections::{BTreeMap, HashSet as StdSet};
+
+    /// (mention, node, via, relation, hops, extracted, weight, stated)
+    type ExpectedPath = (String, String, String, Relation, u8, bool, f32, bool);
+
+    /// A tool's graph score as the reference works it out.
+    #[derive(Debug, Default)]
+    struct Expected {
+        score: f32,
+        stated_verb: bool,
+        matched: Vec<String>,
+        paths: Vec<ExpectedPath>,
+    }
+
+    /// The graph channel worked out path by path over the paths as the
+    /// SPARQL query lists them (`Paths::candidates`, held to the query in
+    /// `catalog::paths`): per mention and tool, the strongest positive path
+    /// (the first listed of equal weights) and the strongest negative one
+    /// unless the surface has a positive path to the tool.
+    fn reference(
+        catalog: &Catalog,
+        mentions: &[Mention],
+        explicit: usize,
+        scope: &Scope,
+        ties: &mut usize,
+    ) -> BTreeMap<usize, Expected> {
+        let nodes: Vec<String> = mentions
+            .iter()
+            .flat_map(|m| m.iris.iter().map(|r| r.iri.clone()))
+            .collect();
+        let hits = catalog.paths.candidates(&nodes, scope);
+        let mut out: BTreeMap<usize, Expected> = BTreeMap::new();
+        let mut groups = StdSet::new();
+        let mut marked: StdSet<(usize, String)> = StdSet::new();
+        let mut total = 0.0_f32;
+        for (i, m) in mentions.iter().enumerate() {
+            let explicit_verb = i < explicit && m.kind == MentionKind::Verb;
+            let w_m = mention_weight(m.kind)
+                * if explicit_verb {
+                    EXPLICIT_VERB_WEIGHT
+                } else {
+                    1.0
+                };
+            let mut key: Vec<&str> = m.iris.iter().map(|r| r.iri.as_str()).collect();
+            key.sort();
+            if w_m <= 0.0 || m.iris.is_empty() || !groups.insert(key) {
+                continue;
+            }
+            total += w_m;
+            // tool -> (strongest positive, strongest negative)
+            let mut best: BTreeMap<usize, [Option<(f32, &crate::catalog::paths::Hit)>; 2]> =
+                BTreeMap::new();
+            for r in &m.iris {
+                for h in hits.iter().filter(|h| h.node == r.iri) {
+                    let rarity = match h.relation {
+                        Relation::Verb | Relation::VerbBroader => 1.0,
+                        _ => catalog.idf(h.via).sqrt(),
+                    };
+                    let w = w_m * r.weight.min(1.0) * relation_weight(h.relation, h.hops) * rarity;
+                    let slot = &mut best.entry(h.tool).or_default()[usize::from(w < 0.0)];
+                    match slot {
+                        Some((b, kept)) if w.abs() <= b.abs() => {
+                            *ties += usize::from(w.abs() == b.abs() && *kept != h);
+                        }
+                        _ => *slot = Some((w, h)),
+                    }
+                }
+            }
+            for (tool, [positive, negative]) in best {
+                for (is_positive, found) in [(true, positive), (false, negative)] {
+                    let Some((w, h)) = found else { continue };
+                    let pair = (tool, m.surface.clone());
+                    if is_positive {
+                        marked.insert(pair);
+                    } else if marked.contains(&pair) {
+                        continue;
+                    }
+                    let e = out.entry(tool).or_default();
+                    e.score += w;
+                    e.stated_verb |= is_positive && i < explicit && h.relation == Relation::Verb;
+                    if is_positive {
+                        e.matched.push(m.surface.clone());
+                    }
+                    e.paths.push((
+                        m.surface.clone(),
+                        h.node.to_string(),
+                        h.via.to_string(),
+                        h.relation,
+                        h.hops,
+                        h.extracted,
+                        w,
+                        i < explicit,
+                    ));
+                }
+            }
+        }
+        for e in out.values_mut() {
+            if total > 0.0 {
+                e.score /= total;
+            }
+            e.paths.sort_by(|a, b| b.6.total_cmp(&a.6));
+        }
+        out
+    }
+
+    /// Compares the streaming channel with the reference for `requests`
+    /// (text, stated verb) over the whole catalog and a restricted scope;
+    /// counts the tools compared, their negative paths, and the equal-weight
+    /// paths the reference chose between.
+    fn compare(catalog: &Catalog, requests: &[(String, Option<&str>)]) -> [usize; 3] {
+        let n = catalog.tools.len();
+        let scopes = [Scope::all(n), Scope::of(n, (0..n).filter(|i| i % 3 != 1))];
+        let [mut reached, mut negative, mut ties] = [0; 3];
+        for (text, verb) in requests {
+            let query = Query::parse(catalog, text, *verb, Mode::Joint, false);
+            let explicit = query.verb_mentions.len();
+            for scope in &scopes {
+                let got = graph_scores(catalog, &query.all_mentions, explicit, scope);
+                let want = reference(catalog, &query.all_mentions, explicit, scope, &mut ties);
+                let mut tools: Vec<usize> = got.tools().collect();
+                tools.sort_unstable();
+                assert_eq!(tools, want.keys().copied().collect::<Vec<_>>(), "{text}");
+                for (&idx, e) in &want {
+                    let g = got.get(idx).expect("reached");
+                    assert_eq!(g.score.to_bits(), e.score.to_bits(), "{text} {idx}");
+                    assert_eq!(g.stated_verb, e.stated_verb, "{text} {idx}");
+                    assert_eq!(got.matched(idx), e.matched, "{text} {idx}");
+                    let paths: Vec<_> = got
+                        .paths(idx)
+                        .into_iter()
+                        .map(|p| {
+                            let extracted = p.provenance == Provenance::Extracted;
+                            let (m, node, via, rel, hops) =
+                                (p.mention, p.node, p.via, p.relation, p.hops);
+                            (m, node, via, rel, hops, extracted, p.weight, p.stated)
+                        })
+                        .collect();
+                    assert_eq!(paths, e.paths, "{text} {idx}");
+                    negative += e.paths.iter().filter(|p| p.6 < 0.0).count();
+                }
+                assert!(
+                    (0..n)
+                        .filter(|i| !want.contains_key(i))
+                        .all(|i| got.get(i).is_none())
+                );
+                reached += want.len();
+            }
+        }
+        [reached, negative, ties]
+    }
+
+    /// The streaming channel answers what the path-by-path reference
+    /// answers: the same tools, bit-equal scores, the stated-verb flag,
+    /// matched surfaces and paths in order, over the whole catalog and a
+    /// restricted scope, with and without a stated verb. On a synthetic
+    /// catalog, and on the seeds with MetaTool's imported tools (extracted
+    /// links beside curated ones: paths of equal weight to choose between)
+    /// and its queries.
+    #[test]
+    fn the_streaming_channel_equals_the_path_by_path_reference() {
+        let (engine, synth) = synthetic_engine(1_200, 80, 11);
+        let mut requests: Vec<(String, Option<&str>)> = synth
+            .queries
+            .iter()
+            .filter_map(|q| q["query"].as_str().map(|t| (t.to_string(), None)))
+            .collect();
+        requests.push((
+            "book a flight to Paris and reserve a hotel room".into(),
+            Some("book"),
+        ));
+        requests.push((
+            "send an email about the invoice to the team".into(),
+            Some("send"),
+        ));
+        let [reached, negative, _] = compare(&engine.snapshot().catalog, &requests);
+        assert!(
+            reached > 10_000 && negative > 100,
+            "{reached} tools, {negative} negative"
+        );
+
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Off)).unwrap();
+        let turtle = collect_files(&[bundled("ontology"), bundled("seeds")]).unwrap();
+        engine.load_paths(&turtle, None).unwrap();
+        let metatool = bundled("benches/datasets/metatool");
+        engine
+            .load_paths(&[metatool.join("tools.jsonl")], Some(Format::Jsonl))
+            .unwrap();
+        let queries = std::fs::read_to_string(metatool.join("queries.jsonl")).unwrap();
+        let mut requests: Vec<(String, Option<&str>)> = queries
+            .lines()
+            .step_by(7)
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|q| q["query"].as_str().map(|t| (t.to_string(), None)))
+            .collect();
+        requests.push((
+            "Southwest flight 175 tomorrow".into(),
+            Some("MAKE_RESERVATION"),
+        ));
+        requests.push(("dinner for two at 8pm".into(), Some("MAKE_RESERVATION")));
+        let [reached, negative, ties] = compare(&engine.snapshot().catalog, &requests);
+        assert!(
+            reached > 1_000 && negative > 0 && ties > 0,
+            "{reached} {negative} {ties}"
+        );
+    }
 
     #[test]
     fn matched_surfaces_are_kept_per_tool_in_bits_and_past_them_in_a_set() {

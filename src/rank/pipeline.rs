@@ -8,7 +8,7 @@
 //! limit, plus the contenders disambiguation compares, plus each step's best
 //! tool (step coverage lists them right after the top match).
 
-use super::channels::{GraphScores, explain, graph_scores, request_nodes};
+use super::channels::{GraphScores, explain, graph_scores};
 use super::confidence::Calibration;
 use super::dense::Dense;
 use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
@@ -17,7 +17,6 @@ use super::prerequisites;
 use super::query::Query;
 use super::{RankConfig, ScoreDetails, Scored};
 use crate::catalog::Catalog;
-use crate::catalog::Hit;
 use crate::scope::Scope;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -77,22 +76,11 @@ pub(crate) struct Ranked {
     pub abstain: bool,
 }
 
-/// The nodes of a request the graph store is asked about.
-pub(crate) fn graph_nodes(query: &Query) -> Vec<String> {
-    if query.mode.uses_graph() {
-        request_nodes(&query.all_mentions)
-    } else {
-        Vec::new()
-    }
-}
-
-/// The graph and lexical channels of `query` over `scope` (`hits`: its
-/// graph paths, already limited to the scope).
+/// The graph and lexical channels of `query` over `scope`.
 pub(crate) fn prepare<'a>(
     catalog: &'a Catalog,
     query: &'a Query,
     scope: &Scope,
-    hits: &[Hit<'a>],
     cfg: &RankConfig,
 ) -> Prepared<'a> {
     let mode = query.mode;
@@ -101,7 +89,7 @@ pub(crate) fn prepare<'a>(
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
         catalog.bm25.hits(text)
     };
-    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, hits);
+    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, scope);
     let whole = Channels::new(
         graph(&query.all_mentions),
         None,
@@ -286,15 +274,15 @@ fn rank<'a>(
 
 /// The graph channel of one query text (empty when the mode does not use it).
 fn graph_channel<'m>(
-    catalog: &Catalog,
+    catalog: &'m Catalog,
     mode: super::Mode,
     mentions: &'m [crate::model::Mention],
     explicit: usize,
-    hits: &[Hit<'m>],
+    scope: &Scope,
 ) -> GraphScores<'m> {
     if mode.uses_graph() {
         let _stage = tracing::info_span!("stage", stage = "graph").entered();
-        graph_scores(catalog, mentions, explicit, hits)
+        graph_scores(catalog, mentions, explicit, scope)
     } else {
         GraphScores::default()
     }
@@ -622,8 +610,6 @@ mod tests {
             {
                 for scope in [&all, &some] {
                     let query = Query::parse(catalog, text, None, mode, true);
-                    let nodes = graph_nodes(&query);
-                    let hits = catalog.paths.candidates(&nodes, scope);
                     let (whole_text, step_texts) = embedding_texts(text, None, true);
                     let vector = embedder.embed_query(&whole_text).unwrap();
                     let steps = embedder.embed_documents(&step_texts).unwrap();
@@ -631,7 +617,7 @@ mod tests {
                     let steps: &[Vec<f32>] = if mode.uses_dense() { &steps } else { &[] };
                     let cal = Calibration::default();
                     let go = |f| {
-                        let prepared = prepare(catalog, &query, scope, &hits, cfg);
+                        let prepared = prepare(catalog, &query, scope, cfg);
                         let settings = Settings {
                             cfg,
                             calibration: &cal,
