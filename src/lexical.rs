@@ -152,9 +152,12 @@ impl Bm25 {
     }
 
     /// Adds the query's score to `acc` (dense, one slot per doc) and
-    /// records every touched document in `touched` (sorted, deduplicated).
+    /// records every touched document in `touched` (ascending, once each:
+    /// read off a bit per document rather than sorted, since a common term
+    /// touches tens of thousands of documents at 100k tools).
     fn accumulate(&self, query: &str, acc: &mut [f32], touched: &mut Vec<u32>) {
         let mut seen = HashSet::new();
+        let mut hit = vec![0u64; acc.len().div_ceil(64)];
         for tok in content_tokens(query) {
             let Some(&id) = self.vocab.get(&tok) else {
                 continue;
@@ -167,13 +170,21 @@ impl Bm25 {
                 let f = f as f32;
                 let norm = self.norm.get(d as usize).copied().unwrap_or(self.k1);
                 if let Some(slot) = acc.get_mut(d as usize) {
-                    touched.push(d);
                     *slot += idf * f * (self.k1 + 1.0) / (f + norm);
+                    if let Some(w) = hit.get_mut(d as usize / 64) {
+                        *w |= 1 << (d % 64);
+                    }
                 }
             }
         }
-        touched.sort_unstable();
-        touched.dedup();
+        for (i, &w) in hit.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                // (Fewer documents than u32::MAX: they are numbered in u32.)
+                touched.push((i * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
     }
 
     /// BM25 score of every document for `query`, in document order
@@ -418,6 +429,37 @@ mod tests {
         assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![0, 1, 2]);
         let empty = Bm25::new(&[]);
         assert!(empty.top_k("x", 3, None).is_empty() && empty.is_empty());
+    }
+
+    /// `hits` lists every document sharing a term with the query, once,
+    /// ascending (across the words of its bit per document), with the
+    /// scores `scores` gives.
+    #[test]
+    fn hits_lists_the_touched_documents_ascending() {
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
+        ];
+        let texts: Vec<String> = (0..300)
+            .map(|i| format!("{} {} {}", words[i % 7], words[i % 3], words[i % 5]))
+            .collect();
+        let bm = Bm25::new(&texts);
+        for query in [
+            "delta bravo",
+            "echo echo alpha",
+            "charlie",
+            "nothing here",
+            "",
+        ] {
+            let (scores, touched) = bm.hits(query);
+            let terms: Vec<String> = content_tokens(query).collect();
+            let want: Vec<usize> = (0..texts.len())
+                .filter(|&d| content_tokens(&texts[d]).any(|t| terms.contains(&t)))
+                .collect();
+            assert!(query.is_empty() || query == "nothing here" || want.len() > 64);
+            assert_eq!(touched, want, "{query}");
+            assert_eq!(scores, bm.scores(query), "{query}");
+            assert!(touched.iter().all(|&d| scores[d] > 0.0), "{query}");
+        }
     }
 
     #[test]

@@ -30,8 +30,11 @@ pub(crate) struct Catalog {
     /// Vector row of each tool (same order as `tools`), when embeddings are on.
     pub vectors: Option<Vectors>,
     pub vector_row: Vec<Option<usize>>,
-    /// The tool of each vector row (the inverse of `vector_row`).
-    pub row_tool: Vec<Option<usize>>,
+    /// The tool of each vector row (the inverse of `vector_row`;
+    /// `u32::MAX`: none), read through [`Catalog::tool_of_row`]. Four bytes
+    /// a row: the dense channel's first pass reads it for every row (at
+    /// 100k tools, 0.4 MB per query instead of 1.6 MB as `Option<usize>`).
+    row_tool: Vec<u32>,
     /// The tools without a vector row, ascending.
     pub without_vector: Vec<usize>,
     /// Number of tools acting on each entity node (for IDF).
@@ -131,12 +134,12 @@ impl Catalog {
             }
             None => vec![None; tools.len()],
         };
-        let mut row_tool = vec![None; vectors.as_ref().map_or(0, |v| v.index.len())];
+        let mut row_tool = vec![u32::MAX; vectors.as_ref().map_or(0, |v| v.index.len())];
         let mut without_vector = Vec::new();
         for (tool, row) in vector_row.iter().enumerate() {
-            match row.and_then(|r| row_tool.get_mut(r)) {
-                Some(slot) => *slot = Some(tool),
-                None => without_vector.push(tool),
+            match (row.and_then(|r| row_tool.get_mut(r)), u32::try_from(tool)) {
+                (Some(slot), Ok(t)) if t != u32::MAX => *slot = t,
+                _ => without_vector.push(tool),
             }
         }
         let paths = paths::Paths::build(links, &facts, &by_iri);
@@ -224,6 +227,14 @@ impl Catalog {
         self.by_name
             .get(&key.to_lowercase())
             .and_then(|v| v.first().copied())
+    }
+
+    /// The tool whose vector is row `row`.
+    pub fn tool_of_row(&self, row: usize) -> Option<usize> {
+        self.row_tool
+            .get(row)
+            .filter(|&&t| t != u32::MAX)
+            .map(|&t| t as usize)
     }
 
     /// Inverse document frequency of an entity node over tools, in [0, 1].

@@ -287,14 +287,19 @@ impl VectorIndex {
         let shift = (0..32).find(|&s| span >> s < BUCKETS).unwrap_or(31);
         let bucket = |sum: i32| ((sum + reach) as usize) >> shift;
         let mut sums = vec![i32::MIN; self.len()];
-        let count = |(chunk, (bits, sums)): (usize, (&[u64], &mut [i32]))| {
-            int8::masked_sums(bits, &query.codes, sums);
+        // One thread's rows from `first` on, a chunk at a time (its sums
+        // are still in cache when they are counted): its counts per bucket.
+        let count = |first: usize, bits: &[u64], sums: &mut [i32]| {
             let mut counts = vec![0u32; BUCKETS];
-            for (row, sum) in (chunk * PAR_ROWS..).zip(sums.iter_mut()) {
-                if accept(row) {
-                    counts[bucket(*sum)] += 1;
-                } else {
-                    *sum = i32::MIN;
+            let parts = bits.chunks(PAR_ROWS * words).zip(sums.chunks_mut(PAR_ROWS));
+            for (i, (bits, sums)) in parts.enumerate() {
+                int8::masked_sums(bits, &query.codes, sums);
+                for (row, sum) in (first + i * PAR_ROWS..).zip(sums.iter_mut()) {
+                    if accept(row) {
+                        counts[bucket(*sum)] += 1;
+                    } else {
+                        *sum = i32::MIN;
+                    }
                 }
             }
             counts
@@ -305,21 +310,11 @@ impl VectorIndex {
             let half = self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS;
             let (sums_a, sums_b) = sums.split_at_mut(half);
             let (bits_a, bits_b) = self.signs.split_at(half * words);
-            let chunks = |first: usize, bits: &'_ [u64], sums: &'_ mut [i32]| -> Vec<Vec<u32>> {
-                bits.chunks(PAR_ROWS * words)
-                    .zip(sums.chunks_mut(PAR_ROWS))
-                    .enumerate()
-                    .map(|(i, part)| count((first + i, part)))
-                    .collect()
-            };
-            let (mut all, b) = on_two_threads(
-                || chunks(0, bits_a, sums_a),
-                || chunks(half / PAR_ROWS, bits_b, sums_b),
-            );
-            all.extend(b);
-            all
+            let (a, b) =
+                on_two_threads(|| count(0, bits_a, sums_a), || count(half, bits_b, sums_b));
+            vec![a, b]
         } else {
-            vec![count((0, (&self.signs, &mut sums)))]
+            vec![count(0, &self.signs, &mut sums)]
         };
         // The bucket of the `keep`-th best sum (0: every accepted row),
         // as the sums it holds: `low..high`.

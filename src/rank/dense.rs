@@ -128,9 +128,8 @@ fn scan_every_row(catalog: &Catalog, query: &[f32], scope: &Scope) -> Option<(Ap
     let index = &catalog.vectors.as_ref()?.index;
     let (approx, chunks) = index.approx_scores_with(query, |first, scores, error| {
         let mut best = Best::default();
-        let tools = catalog.row_tool.get(first..).unwrap_or_default();
-        for (&a, tool) in scores.iter().zip(tools) {
-            if let Some(idx) = tool.filter(|&t| scope.contains(t)) {
+        for (row, &a) in (first..).zip(scores) {
+            if let Some(idx) = catalog.tool_of_row(row).filter(|&t| scope.contains(t)) {
                 best.offer(Scored(a + error, idx));
             }
         }
@@ -155,7 +154,7 @@ fn first_pass(
 ) -> Option<(Approx, f32, Best)> {
     let index = &catalog.vectors.as_ref()?.index;
     let codes = index.query_codes(query)?;
-    let tool = |row: usize| catalog.row_tool.get(row).copied().flatten();
+    let tool = |row: usize| catalog.tool_of_row(row);
     let in_scope = |row: usize| tool(row).is_some_and(|t| scope.contains(t));
     let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), in_scope);
     // In memory order: the int8 pass reads ahead more easily.
