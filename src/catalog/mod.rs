@@ -35,6 +35,8 @@ pub(crate) struct Catalog {
     /// a row: the dense channel's first pass reads it for every row (at
     /// 100k tools, 0.4 MB per query instead of 1.6 MB as `Option<usize>`).
     row_tool: Vec<u32>,
+    /// Vector rows no tool has.
+    rows_without_tool: usize,
     /// The tools without a vector row, ascending.
     pub without_vector: Vec<usize>,
     /// Number of tools acting on each entity node (for IDF).
@@ -166,6 +168,7 @@ impl Catalog {
             names,
             vectors,
             vector_row,
+            rows_without_tool: row_tool.iter().filter(|&&t| t == u32::MAX).count(),
             row_tool,
             without_vector,
             entity_df,
@@ -227,6 +230,11 @@ impl Catalog {
         self.by_name
             .get(&key.to_lowercase())
             .and_then(|v| v.first().copied())
+    }
+
+    /// Whether every vector row belongs to a tool.
+    pub fn every_row_has_a_tool(&self) -> bool {
+        self.rows_without_tool == 0
     }
 
     /// The tool whose vector is row `row`.

@@ -259,21 +259,22 @@ impl VectorIndex {
         out
     }
 
-    /// The `keep` rows that `accept` lets through with the highest sums of
-    /// the query's codes under their positive dimensions (i.e. of
-    /// `q·sign(r)`), ties to the lower row, in no particular order. Cheap
-    /// (one bit per dimension, an eighth of the int8 pass's bytes) and
-    /// approximate: nothing bounds how far `q·sign(r)` is from `q·r`. The
-    /// perf bench measures how often the best rows by `q·r` are missed.
+    /// The `keep` rows that `accept` lets through (`None`: every row) with
+    /// the highest sums of the query's codes under their positive
+    /// dimensions (i.e. of `q·sign(r)`), ties to the lower row, in no
+    /// particular order. Cheap (one bit per dimension, an eighth of the int8
+    /// pass's bytes) and approximate: nothing bounds how far `q·sign(r)` is
+    /// from `q·r`. The perf bench measures how often the best rows by `q·r`
+    /// are missed.
     ///
-    /// The sums are small integers: each parallel chunk counts its sums per
+    /// The sums are small integers: each thread counts its sums per
     /// bucket, the merged counts give the bucket the `keep`-th best falls
     /// in, and only that bucket is sorted.
     pub(crate) fn sign_candidates(
         &self,
         query: &QueryCodes,
         keep: usize,
-        accept: impl Fn(usize) -> bool + Sync,
+        accept: Option<impl Fn(usize) -> bool + Sync>,
     ) -> Vec<usize> {
         let words = self.words();
         if keep == 0 || words == 0 || self.is_empty() {
@@ -285,24 +286,47 @@ impl VectorIndex {
         let reach: i32 = query.codes.iter().map(|&c| i32::from(c).abs()).sum();
         let span = 2 * reach as usize;
         let shift = (0..32).find(|&s| span >> s < BUCKETS).unwrap_or(31);
-        let bucket = |sum: i32| ((sum + reach) as usize) >> shift;
+        let bucket = |sum: i32| ((sum + reach) as usize >> shift) & (BUCKETS - 1);
         let mut sums = vec![i32::MIN; self.len()];
         // One thread's rows from `first` on, a chunk at a time (its sums
         // are still in cache when they are counted): its counts per bucket.
+        // Every other row goes to a second set of counts, so that rows in
+        // the same bucket (most of them are in a few) do not wait on each
+        // other's increment.
         let count = |first: usize, bits: &[u64], sums: &mut [i32]| {
-            let mut counts = vec![0u32; BUCKETS];
+            let mut counts = vec![0u32; 2 * BUCKETS];
+            let (even, odd) = counts.split_at_mut(BUCKETS);
             let parts = bits.chunks(PAR_ROWS * words).zip(sums.chunks_mut(PAR_ROWS));
             for (i, (bits, sums)) in parts.enumerate() {
                 int8::masked_sums(bits, &query.codes, sums);
-                for (row, sum) in (first + i * PAR_ROWS..).zip(sums.iter_mut()) {
-                    if accept(row) {
-                        counts[bucket(*sum)] += 1;
-                    } else {
-                        *sum = i32::MIN;
+                match &accept {
+                    None => {
+                        let mut pairs = sums.chunks_exact(2);
+                        for pair in &mut pairs {
+                            even[bucket(pair[0])] += 1;
+                            odd[bucket(pair[1])] += 1;
+                        }
+                        for &sum in pairs.remainder() {
+                            even[bucket(sum)] += 1;
+                        }
+                    }
+                    Some(accept) => {
+                        for (row, sum) in (first + i * PAR_ROWS..).zip(sums.iter_mut()) {
+                            if accept(row) {
+                                let counts = if row % 2 == 0 { &mut *even } else { &mut *odd };
+                                counts[bucket(*sum)] += 1;
+                            } else {
+                                *sum = i32::MIN;
+                            }
+                        }
                     }
                 }
             }
-            counts
+            let (even, odd) = counts.split_at(BUCKETS);
+            even.iter()
+                .zip(odd)
+                .map(|(a, b)| a + b)
+                .collect::<Vec<u32>>()
         };
         // Two halves at chunk boundaries (rayon's idle workers were measured
         // not to join this pass in time: every chunk ran on one worker).
@@ -555,14 +579,17 @@ mod tests {
                 })
                 .collect();
             let accept = |row: usize| row % 3 != 1;
-            for keep in [0, 1, 17, n / 2, n] {
-                let mut want: Vec<usize> = (0..n).filter(|&r| accept(r)).collect();
+            for (keep, filter) in [0, 1, 17, n / 2, n]
+                .into_iter()
+                .flat_map(|k| [(k, true), (k, false)])
+            {
+                let mut want: Vec<usize> = (0..n).filter(|&r| !filter || accept(r)).collect();
                 want.sort_by(|&a, &b| sums[b].cmp(&sums[a]).then(a.cmp(&b)));
                 want.truncate(keep);
                 want.sort_unstable();
-                let mut got = idx.sign_candidates(&codes, keep, accept);
+                let mut got = idx.sign_candidates(&codes, keep, filter.then_some(accept));
                 got.sort_unstable();
-                assert_eq!(got, want, "n {n} dim {dim} keep {keep}");
+                assert_eq!(got, want, "n {n} dim {dim} keep {keep} filter {filter}");
             }
             let full = idx.approx_scores(&q).unwrap();
             assert_eq!(full.error, codes.error);
@@ -590,9 +617,11 @@ mod tests {
             );
         }
         let codes = idx.query_codes(&[0.6, 0.8]).unwrap();
-        let mut got = idx.sign_candidates(&codes, 4, |_| true);
-        got.sort_unstable();
-        assert_eq!(got, [0, 2, 4, 6], "equal sums: the lowest rows");
+        for accept in [None, Some(|_| true)] {
+            let mut got = idx.sign_candidates(&codes, 4, accept);
+            got.sort_unstable();
+            assert_eq!(got, [0, 2, 4, 6], "equal sums: the lowest rows");
+        }
     }
 
     fn idx_of_zeros() -> VectorIndex {

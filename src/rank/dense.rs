@@ -156,7 +156,11 @@ fn first_pass(
     let codes = index.query_codes(query)?;
     let tool = |row: usize| catalog.tool_of_row(row);
     let in_scope = |row: usize| tool(row).is_some_and(|t| scope.contains(t));
-    let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), in_scope);
+    // Every row's tool in scope: no lookup per row (nobody's access is
+    // restricted, the common case); otherwise one per row.
+    let every = scope.len() == catalog.tools.len() && catalog.every_row_has_a_tool();
+    let accept = (!every).then_some(in_scope);
+    let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), accept);
     // In memory order: the int8 pass reads ahead more easily.
     picked.sort_unstable();
     let scores = index.approx_rows(&codes, &picked);
