@@ -13,9 +13,32 @@ use crate::graph::{LinkKind, OntologyFacts, Relation, ToolLink};
 use crate::scope::Scope;
 use std::collections::HashMap;
 
-/// Tool indexes (with the link's provenance: extracted or curated) per
-/// target node.
-type Adjacent = HashMap<String, Vec<(usize, bool)>>;
+/// Tools per target node, each with its link's provenance in one
+/// [`Linked`] (4 bytes, not 16 as `(usize, bool)`: a walk streams tens of
+/// thousands of them per request at 100k tools, and what it reads evicts
+/// the embedding model from the cache).
+type Adjacent = HashMap<String, Vec<Linked>>;
+
+/// A tool index and whether its link was extracted (the lowest bit);
+/// ordered by tool, then provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Linked(u32);
+
+impl Linked {
+    /// `None` past 2^31 tools.
+    fn new(tool: usize, extracted: bool) -> Option<Self> {
+        let t = u32::try_from(tool).ok().filter(|&t| t < 1 << 31)?;
+        Some(Self(t << 1 | u32::from(extracted)))
+    }
+
+    fn tool(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+
+    fn extracted(self) -> bool {
+        self.0 & 1 == 1
+    }
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Paths {
@@ -83,7 +106,10 @@ impl Paths {
         siblings.extend(facts.siblings.iter().map(|(a, b)| (b.clone(), a.clone())));
         p.siblings = pairs(&siblings, false);
         for l in links {
-            let Some(&t) = tool_index.get(&l.tool) else {
+            let Some(linked) = tool_index
+                .get(&l.tool)
+                .and_then(|&t| Linked::new(t, l.extracted))
+            else {
                 continue;
             };
             let adj = match l.kind {
@@ -93,9 +119,7 @@ impl Paths {
                 LinkKind::Mentions => &mut p.mentions,
                 LinkKind::ParamEntity => &mut p.param,
             };
-            adj.entry(l.target.clone())
-                .or_default()
-                .push((t, l.extracted));
+            adj.entry(l.target.clone()).or_default().push(linked);
         }
         // Each list in tool order, once per (tool, provenance): a walk's
         // paths then come out as a few sorted runs, cheap to merge.
@@ -211,11 +235,11 @@ pub(crate) struct Run<'s> {
     pub via: &'s str,
     pub relation: Relation,
     pub hops: u8,
-    /// (tool index, extracted link), in tool order.
-    tools: &'s [(usize, bool)],
+    /// In tool order.
+    tools: &'s [Linked],
     /// Tools with no path here, in tool order: for sibling evidence, those
     /// acting on the class itself.
-    unless: &'s [(usize, bool)],
+    unless: &'s [Linked],
 }
 
 impl<'s> Run<'s> {
@@ -225,11 +249,14 @@ impl<'s> Run<'s> {
     where
         's: 'r,
     {
-        let mut unless = self.unless.iter().map(|&(t, _)| t).peekable();
-        self.tools.iter().copied().filter(move |&(t, _)| {
-            while unless.next_if(|&u| u < t).is_some() {}
-            scope.contains(t) && unless.peek() != Some(&t)
-        })
+        let mut unless = self.unless.iter().map(|l| l.tool()).peekable();
+        self.tools
+            .iter()
+            .map(|l| (l.tool(), l.extracted()))
+            .filter(move |&(t, _)| {
+                while unless.next_if(|&u| u < t).is_some() {}
+                scope.contains(t) && unless.peek() != Some(&t)
+            })
     }
 }
 
