@@ -23,6 +23,14 @@
 //! holding the ontology (parse, constellations, store write, snapshot,
 //! embeddings) against the raw embedding throughput of the same tools' texts.
 //!
+//! `TOOLGRAPH_PERF_GAP_MS` (a diagnostic, not used by `scripts/perf.sh`):
+//! pause that long before every cold search and every floor embedding, as
+//! a planner's turns are spaced, so that every embedding starts from an
+//! idle machine at every catalog size (back to back, a 1k search leaves
+//! the next embedding about 0.3 ms after the last one, a 100k search about
+//! 2 ms, and any 2 ms of other work, even spinning, slows the next
+//! embedding: see `TOOLGRAPH_PERF_EMBED_GAPS`).
+//!
 //! Writes `TOOLGRAPH_PERF_OUT` (default `target/perf-engine.json`). Run
 //! without `--bench` (`cargo test --benches`) it is a small real run: 200
 //! tools, 100 registered, in a temporary directory, checked for 0
@@ -379,8 +387,19 @@ fn run_queries(
     let mut ms = Vec::with_capacity(queries.len());
     let mut floor_ms = Vec::with_capacity(queries.len());
     let (mut top1, mut recall) = (0usize, 0usize);
+    let gap = std::env::var("TOOLGRAPH_PERF_GAP_MS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|_| floor.is_some())
+        .map(|ms| std::time::Duration::from_secs_f64(ms / 1e3));
+    let pause = || {
+        if let Some(gap) = gap {
+            std::thread::sleep(gap);
+        }
+    };
     let mut embed_alone = |q: &str| {
         if let Some(model) = floor {
+            pause();
             let t = Instant::now();
             std::hint::black_box(model.embed_query(q).unwrap_or_else(|e| panic!("{e}")));
             floor_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -393,6 +412,7 @@ fn run_queries(
         if i % 2 == 0 {
             embed_alone(q);
         }
+        pause();
         let t = Instant::now();
         let res = engine.search(&req).unwrap_or_else(|e| panic!("{e}"));
         ms.push(t.elapsed().as_secs_f64() * 1e3);
