@@ -49,11 +49,13 @@ pub(crate) struct Dense<'a> {
 enum Approx {
     /// Every row's, in row order.
     Every(Vec<f32>),
-    /// Those asked for so far (the first pass's candidates first): vector
-    /// row → approximate cosine.
+    /// The first pass's rows (ascending) and theirs, then those asked for
+    /// later: vector row → approximate cosine.
     Asked {
         query: QueryCodes,
-        rows: RefCell<HashMap<usize, f32>>,
+        picked: Vec<usize>,
+        scores: Vec<f32>,
+        later: RefCell<HashMap<usize, f32>>,
     },
 }
 
@@ -111,6 +113,20 @@ impl Best {
         }
     }
 
+    /// What offering each of `all` would keep: the best [`SHORTLIST`] by a
+    /// selection rather than a heap offer each.
+    fn of(mut all: Vec<Scored>) -> Self {
+        let cut = all.len().saturating_sub(SHORTLIST);
+        if cut > 0 {
+            all.select_nth_unstable(cut);
+        }
+        let (out, kept) = all.split_at(cut);
+        Self {
+            heap: kept.iter().map(|&s| Reverse(s)).collect(),
+            rest: out.iter().map(|s| s.0).fold(f32::NEG_INFINITY, f32::max),
+        }
+    }
+
     /// Keeps what `other` kept and left out, as if every offer had been
     /// made here.
     fn merge(&mut self, other: Best) {
@@ -164,19 +180,19 @@ fn first_pass(
     // In memory order: the int8 pass reads ahead more easily.
     picked.sort_unstable();
     let scores = index.approx_rows(&codes, &picked);
-    let mut best = Best::default();
-    let mut rows = HashMap::default();
-    rows.reserve(picked.len());
-    for (row, a) in picked.into_iter().zip(scores) {
-        rows.insert(row, a);
-        if let Some(idx) = tool(row) {
-            best.offer(Scored(a + codes.error, idx));
-        }
-    }
+    let best = Best::of(
+        picked
+            .iter()
+            .zip(&scores)
+            .filter_map(|(&row, &a)| Some(Scored(a + codes.error, tool(row)?)))
+            .collect(),
+    );
     let error = codes.error;
     let approx = Approx::Asked {
         query: codes,
-        rows: RefCell::new(rows),
+        picked,
+        scores,
+        later: RefCell::default(),
     };
     Some((approx, error, best))
 }
@@ -225,8 +241,16 @@ impl<'a> Dense<'a> {
     fn approx(&self, row: usize) -> f32 {
         match &self.approx {
             Approx::Every(scores) => scores.get(row).copied().unwrap_or(0.0),
-            Approx::Asked { query, rows } => {
-                if let Some(&a) = rows.borrow().get(&row) {
+            Approx::Asked {
+                query,
+                picked,
+                scores,
+                later,
+            } => {
+                if let Some(&a) = picked.binary_search(&row).ok().and_then(|i| scores.get(i)) {
+                    return a;
+                }
+                if let Some(&a) = later.borrow().get(&row) {
                     return a;
                 }
                 let a = self
@@ -235,7 +259,7 @@ impl<'a> Dense<'a> {
                     .as_ref()
                     .and_then(|v| v.index.approx_rows(query, &[row]).first().copied())
                     .unwrap_or(0.0);
-                rows.borrow_mut().insert(row, a);
+                later.borrow_mut().insert(row, a);
                 a
             }
         }
@@ -327,16 +351,16 @@ mod tests {
                 assert_eq!(sorted(&full), sorted(&every), "{text}");
                 assert_eq!(full.rest().to_bits(), every.rest().to_bits(), "{text}");
                 let few = Dense::new(catalog, &vector, scope, &pass(SHORTLIST + 20)).unwrap();
-                let Approx::Asked { rows, .. } = &few.approx else {
+                let Approx::Asked { picked, later, .. } = &few.approx else {
                     panic!("a first pass asks for rows");
                 };
-                let picked = rows.borrow().len();
-                assert_eq!(picked, SHORTLIST + 20, "{text}");
+                assert_eq!(picked.len(), SHORTLIST + 20, "{text}");
+                assert!(picked.is_sorted(), "{text}");
                 assert!(few.rest() <= full.rest(), "{text}");
                 for idx in (0..n).filter(|&i| scope.contains(i)) {
                     assert_eq!(few.bounds(idx), full.bounds(idx), "{text} {idx}");
                 }
-                assert!(rows.borrow().len() > picked, "bounds asked for more rows");
+                assert!(!later.borrow().is_empty(), "bounds asked for more rows");
                 // A pick smaller than the shortlist still leaves a `rest`.
                 let tiny = Dense::new(catalog, &vector, scope, &pass(10)).unwrap();
                 assert_eq!(tiny.shortlist().count(), SHORTLIST, "{text}");
@@ -349,8 +373,9 @@ mod tests {
     }
 
     /// What is kept does not depend on how the offers are split into
-    /// chunks and merged: the same tools and the same `rest` as offering
-    /// everything to one, ties included.
+    /// chunks and merged, or on selecting from all of them at once: the
+    /// same tools and the same `rest` as offering everything to one, ties
+    /// included.
     #[test]
     fn merged_chunks_keep_what_one_pass_keeps() {
         let mut seed = 3u64;
@@ -376,8 +401,12 @@ mod tests {
                 v.sort_unstable();
                 v
             };
+            let selected = Best::of(offers.clone());
             assert_eq!(one.rest.to_bits(), merged.rest.to_bits(), "n {n}");
-            assert_eq!(ids(one), ids(merged), "n {n}");
+            assert_eq!(one.rest.to_bits(), selected.rest.to_bits(), "n {n}");
+            let kept = ids(one);
+            assert_eq!(kept, ids(merged), "n {n}");
+            assert_eq!(kept, ids(selected), "n {n}");
         }
     }
 }
