@@ -12,6 +12,7 @@
 //!   casing or separator style), quoted, or as the whole request, so a named
 //!   tool is never lost by ranking.
 
+use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
 /// Splits `text` into lowercase word tokens.
@@ -151,13 +152,12 @@ impl Bm25 {
         self.norm.is_empty()
     }
 
-    /// Adds the query's score to `acc` (dense, one slot per doc) and
-    /// records every touched document in `touched` (ascending, once each:
-    /// read off a bit per document rather than sorted, since a common term
-    /// touches tens of thousands of documents at 100k tools).
-    fn accumulate(&self, query: &str, acc: &mut [f32], touched: &mut Vec<u32>) {
+    /// Adds the query's score to `acc` (dense, one slot per doc); the
+    /// documents it touched, as a set (read back ascending, not sorted: a
+    /// common term touches tens of thousands of documents at 100k tools).
+    fn accumulate(&self, query: &str, acc: &mut [f32]) -> Scope {
         let mut seen = HashSet::new();
-        let mut hit = vec![0u64; acc.len().div_ceil(64)];
+        let mut touched = Scope::none(acc.len());
         for tok in content_tokens(query) {
             let Some(&id) = self.vocab.get(&tok) else {
                 continue;
@@ -171,27 +171,18 @@ impl Bm25 {
                 let norm = self.norm.get(d as usize).copied().unwrap_or(self.k1);
                 if let Some(slot) = acc.get_mut(d as usize) {
                     *slot += idf * f * (self.k1 + 1.0) / (f + norm);
-                    if let Some(w) = hit.get_mut(d as usize / 64) {
-                        *w |= 1 << (d % 64);
-                    }
+                    touched.insert(d as usize);
                 }
             }
         }
-        for (i, &w) in hit.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                // (Fewer documents than u32::MAX: they are numbered in u32.)
-                touched.push((i * 64) as u32 + w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
+        touched
     }
 
     /// BM25 score of every document for `query`, in document order
     /// (0 for documents sharing no term with the query).
     pub fn scores(&self, query: &str) -> Vec<f32> {
         let mut acc = vec![0.0; self.len()];
-        self.accumulate(query, &mut acc, &mut Vec::new());
+        self.accumulate(query, &mut acc);
         acc
     }
 
@@ -199,9 +190,8 @@ impl Bm25 {
     /// (ascending).
     pub fn hits(&self, query: &str) -> (Vec<f32>, Vec<usize>) {
         let mut acc = vec![0.0; self.len()];
-        let mut touched = Vec::new();
-        self.accumulate(query, &mut acc, &mut touched);
-        (acc, touched.into_iter().map(|d| d as usize).collect())
+        let touched = self.accumulate(query, &mut acc);
+        (acc, touched.iter().collect())
     }
 
     /// The `k` best documents as `(index, score)`, score descending, ties by
@@ -220,11 +210,9 @@ impl Bm25 {
         }
         let allowed = |d: usize| allow.is_none_or(|f| f(d));
         let mut acc = vec![0.0f32; self.len()];
-        let mut touched = Vec::new();
-        self.accumulate(query, &mut acc, &mut touched);
+        let touched = self.accumulate(query, &mut acc);
         let mut hits: Vec<(usize, f32)> = touched
             .iter()
-            .map(|&d| d as usize)
             .filter(|&d| allowed(d))
             .filter_map(|d| acc.get(d).map(|&s| (d, s)))
             .filter(|&(_, s)| s > 0.0)

@@ -113,8 +113,6 @@ pub(crate) struct GraphScores<'a> {
     /// any tool.
     slot_of: Vec<u32>,
     slots: Vec<Slot>,
-    /// The tools some path counts for, in the order first counted.
-    reached: Vec<usize>,
     runs: Vec<Run<'a>>,
     evidence: Vec<Evidence>,
 }
@@ -152,7 +150,10 @@ impl<'a> GraphScores<'a> {
 
     /// The tools some path reaches (any order).
     pub fn tools(&self) -> impl Iterator<Item = usize> + '_ {
-        self.reached.iter().copied()
+        self.slots
+            .iter()
+            .filter(|s| s.graph.reached)
+            .map(|s| s.tool as usize)
     }
 
     /// Tool `idx`'s paths, strongest first (`explain` is filled in by
@@ -409,10 +410,7 @@ pub(crate) fn graph_scores<'a>(
                 } else if matched.has(t, tool, surface_id) {
                     continue;
                 }
-                if !t.reached {
-                    t.reached = true;
-                    out.reached.push(tool);
-                }
+                t.reached = true;
                 t.score += found.weight;
                 t.stated_verb |= positive
                     && stated
