@@ -37,8 +37,8 @@ pub mod vocab;
 
 pub use engine::{
     Decision, DomainCount, Embeddings, Engine, EngineOptions, ListRequest, ListedTool, LoadOutcome,
-    Match, Resolution, ResolveRequest, SearchRequest, SearchResponse, SelectRequest, ToolFilter,
-    ToolPage,
+    Match, Prompt, PromptRequest, Resolution, ResolveRequest, SearchRequest, SearchResponse,
+    SelectRequest, ToolFilter, ToolPage,
 };
 pub use error::{Error, Result};
 pub use policy::Caller;

@@ -24,13 +24,22 @@ pub struct Migration {
 /// Copies the embedded store of `data_dir` (its `graph/` and `vectors/`)
 /// onto `to`. A server that already holds a catalog is refused unless
 /// `replace`.
+/// [`migrate`] to the graph server `to` (connected here).
+pub fn migrate_to(
+    data_dir: &Path,
+    to: &crate::graph::GraphServer,
+    replace: bool,
+) -> Result<Migration> {
+    migrate(data_dir, &Neo4jStore::connect(to)?, replace)
+}
+
 pub fn migrate(data_dir: &Path, to: &Neo4jStore, replace: bool) -> Result<Migration> {
     let graph_dir = data_dir.join("graph");
     if !graph_dir.is_dir() {
-        return Err(Error::NotFound {
-            kind: "embedded store (a data dir with graph/)",
-            name: data_dir.display().to_string(),
-        });
+        return Err(Error::not_found(
+            crate::error::Kind::Store,
+            format!("{} (a data dir with graph/)", data_dir.display()),
+        ));
     }
     let source = OxigraphStore::open(&graph_dir)?;
     let report = to.copy_from(&source, replace)?;

@@ -241,6 +241,39 @@ pub struct Tool {
     pub source: String,
 }
 
+impl Tool {
+    /// Its parameters as a JSON Schema object (what an MCP client or a
+    /// planner fills in): each parameter's type and description, the
+    /// required ones listed.
+    pub fn input_schema(&self) -> serde_json::Value {
+        let mut properties = serde_json::Map::new();
+        let mut required = Vec::new();
+        for p in &self.params {
+            let mut prop = serde_json::Map::new();
+            if let Some(ty) = &p.ty {
+                let ty = match ty.as_str() {
+                    "str" => "string",
+                    "int" => "integer",
+                    "float" => "number",
+                    "bool" => "boolean",
+                    "dict" => "object",
+                    "list" => "array",
+                    other => other,
+                };
+                prop.insert("type".into(), ty.into());
+            }
+            if !p.description.is_empty() {
+                prop.insert("description".into(), p.description.clone().into());
+            }
+            properties.insert(p.name.clone(), prop.into());
+            if p.required {
+                required.push(serde_json::Value::from(p.name.clone()));
+            }
+        }
+        serde_json::json!({"type": "object", "properties": properties, "required": required})
+    }
+}
+
 /// What kind of ontology node a lexicon label names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TermKind {

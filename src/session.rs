@@ -7,6 +7,11 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+/// Failures one conversation remembers, at most.
+pub(crate) const MAX_FAILED: usize = 64;
+/// Characters of a failure's reason kept.
+pub(crate) const MAX_REASON: usize = 500;
+
 /// What one conversation remembers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Session {

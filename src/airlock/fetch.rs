@@ -50,8 +50,8 @@ fn agent(timeout: Duration) -> ureq::Agent {
         .into()
 }
 
-fn net_err(location: &str, e: impl std::fmt::Display) -> Error {
-    Error::Unavailable(format!("{location}: {e}"))
+fn net_err(location: &str, e: impl Into<crate::error::BoxError>) -> Error {
+    Error::unavailable(location, e)
 }
 
 fn check_status(location: &str, resp: &ureq::http::Response<ureq::Body>) -> Result<()> {
@@ -116,7 +116,7 @@ fn file_err(path: &Path, e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::InvalidData {
         Error::invalid(format!("{}: not UTF-8 text", path.display()))
     } else {
-        Error::Unavailable(format!("{}: {e}", path.display()))
+        Error::unavailable(path.display().to_string(), e)
     }
 }
 
@@ -135,7 +135,7 @@ pub const MAX_FOLDER_DEPTH: usize = 8;
 pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> {
     let deadline = Instant::now() + bounds.timeout;
     let late = || {
-        Error::Unavailable(format!(
+        Error::Timeout(format!(
             "{location}: not read within {} s",
             bounds.timeout.as_secs_f32()
         ))
@@ -360,7 +360,7 @@ impl McpSession {
 pub fn mcp_tools(url: &str, bounds: Bounds) -> Result<Value> {
     if !is_url(url) {
         return Err(Error::invalid_field(
-            "location",
+            crate::error::Field::SourceLocation,
             format!("an MCP source is an http(s) URL, not `{url}`"),
         ));
     }
@@ -487,10 +487,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("gone");
         let e = folder(gone.to_str().unwrap(), bounds()).unwrap_err();
-        assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+        assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
         assert!(e.to_string().contains("gone"), "{e}");
         let e = text(gone.join("api.json").to_str().unwrap(), bounds()).unwrap_err();
-        assert!(matches!(e, Error::Unavailable(_)), "{e:?}");
+        assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
         let latin1 = dir.path().join("latin1.json");
         fs::write(&latin1, b"{\"d\": \"caf\xe9\"}").unwrap();
         let e = text(latin1.to_str().unwrap(), bounds()).unwrap_err();

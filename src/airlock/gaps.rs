@@ -2,9 +2,20 @@
 //! that fills one might be found (a pending item, or an API listed in an
 //! API directory in the APIs.guru `list.json` format).
 
+use super::{GAPS, json, read};
+use crate::engine::{Engine, Observer};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+/// Distinct verbs counted at most (a verb beyond is not counted: a caller
+/// cannot grow the log without bound).
+pub const MAX_GAPS: usize = 10_000;
+/// Characters of a verb and of a reason kept.
+const MAX_VERB: usize = 128;
+const MAX_REASON: usize = 1_000;
 
 /// A verb resolve had to decompose, counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -19,6 +30,108 @@ pub struct Gap {
     /// Pending items discovery found for it (ids).
     #[serde(default)]
     pub candidates: Vec<String>,
+}
+
+/// The capability gaps, counted as the engine tells of decomposed verbs
+/// (it subscribes as the engine's [`Observer`]), kept as records.
+#[derive(Debug)]
+pub struct GapLog {
+    engine: Weak<Engine>,
+    gaps: Mutex<BTreeMap<String, Gap>>,
+}
+
+fn read_gaps(engine: &Engine) -> Result<BTreeMap<String, Gap>> {
+    engine
+        .store()
+        .records(GAPS)?
+        .into_iter()
+        .map(|(id, text)| Ok((id.clone(), read(GAPS, &id, &text)?)))
+        .collect()
+}
+
+impl GapLog {
+    pub(super) fn open(engine: &Arc<Engine>) -> Result<Self> {
+        Ok(Self {
+            gaps: Mutex::new(read_gaps(engine)?),
+            engine: Arc::downgrade(engine),
+        })
+    }
+
+    /// Re-reads the gaps another replica counted.
+    pub(super) fn reread(&self) -> Result<()> {
+        if let Some(engine) = self.engine.upgrade() {
+            let gaps = read_gaps(&engine)?;
+            *self.gaps.lock().unwrap_or_else(PoisonError::into_inner) = gaps;
+        }
+        Ok(())
+    }
+
+    /// The gaps, most frequent first.
+    pub fn all(&self) -> Vec<Gap> {
+        let mut out: Vec<Gap> = self
+            .gaps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.verb.cmp(&b.verb)));
+        out
+    }
+
+    /// Changes one gap (if counted) and writes it.
+    pub(super) fn update(&self, verb: &str, change: impl FnOnce(&mut Gap)) -> Result<()> {
+        let gap = {
+            let mut gaps = self.gaps.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(g) = gaps.get_mut(verb) else {
+                return Ok(());
+            };
+            change(g);
+            g.clone()
+        };
+        self.save(&gap)
+    }
+
+    fn save(&self, gap: &Gap) -> Result<()> {
+        match self.engine.upgrade() {
+            Some(engine) => engine
+                .store()
+                .put_records(GAPS, &[(gap.verb.clone(), Some(json(gap)?))]),
+            None => Ok(()),
+        }
+    }
+
+    fn record(&self, verb: &str, reason: &str) -> Result<()> {
+        let verb: String = verb.trim().to_uppercase().chars().take(MAX_VERB).collect();
+        let t = crate::policy::limits::now();
+        let gap = {
+            let mut gaps = self.gaps.lock().unwrap_or_else(PoisonError::into_inner);
+            if !gaps.contains_key(&verb) && gaps.len() >= MAX_GAPS {
+                return Ok(());
+            }
+            let gap = gaps.entry(verb.clone()).or_insert_with(|| Gap {
+                verb: verb.clone(),
+                count: 0,
+                first_seen: t,
+                last_seen: t,
+                last_reason: String::new(),
+                candidates: Vec::new(),
+            });
+            gap.count += 1;
+            gap.last_seen = t;
+            gap.last_reason = reason.chars().take(MAX_REASON).collect();
+            gap.clone()
+        };
+        self.save(&gap)
+    }
+}
+
+impl Observer for GapLog {
+    fn decomposed(&self, verb: &str, reason: &str) {
+        if let Err(e) = self.record(verb, reason) {
+            tracing::warn!(error = %e.report(), verb, "cannot count a capability gap");
+        }
+    }
 }
 
 /// Words of a verb that say nothing about what would fill it.

@@ -211,11 +211,12 @@ impl Dependencies {
     /// the ones it needs (depth first, post-order), the match last and left
     /// out.
     pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<usize> {
-        let set: HashSet<usize> = self
-            .prerequisites(idx, scope, min_inferred)
-            .iter()
-            .map(|p| p.idx)
-            .collect();
+        self.order_of(idx, &self.prerequisites(idx, scope, min_inferred))
+    }
+
+    /// The running order of prerequisites already walked for `idx`.
+    pub fn order_of(&self, idx: usize, walked: &[Prerequisite<'_>]) -> Vec<usize> {
+        let set: HashSet<usize> = walked.iter().map(|p| p.idx).collect();
         let mut order = Vec::with_capacity(set.len());
         let mut done = HashSet::new();
         self.post_order(idx, &set, &mut done, &mut order);

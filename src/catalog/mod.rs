@@ -76,6 +76,21 @@ impl Catalog {
         )
     }
 
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Tool `idx`.
+    pub fn tool(&self, idx: usize) -> Option<&Tool> {
+        self.tools.get(idx)
+    }
+
+    /// Whether the catalog has tool vectors (the dense channel can rank).
+    pub fn has_vectors(&self) -> bool {
+        self.vectors.is_some()
+    }
+
     /// The lexicon's entries (what registration extends with new Turtle).
     pub fn lexicon_entries(&self) -> &[LexEntry] {
         self.extractor.lexicon().entries()
@@ -195,7 +210,7 @@ impl Catalog {
         }
         if !unknown.is_empty() {
             return Err(Error::invalid_field(
-                "candidates",
+                crate::error::Field::SearchCandidates,
                 format!("unknown candidate tool(s): {}", unknown.join(", ")),
             ));
         }
@@ -295,22 +310,36 @@ impl Catalog {
         self.deps.prerequisites(idx, scope, min_inferred)
     }
 
-    /// The names of [`Catalog::prerequisites`] in running order (each after
-    /// the ones it needs).
-    pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<String> {
-        self.deps
-            .running_order(idx, scope, min_inferred)
-            .into_iter()
-            .filter_map(|i| self.tools.get(i).map(|t| t.name.clone()))
+    /// [`Catalog::prerequisites`] in running order (each after the ones it
+    /// needs).
+    pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<usize> {
+        self.deps.running_order(idx, scope, min_inferred)
+    }
+
+    /// The running order of prerequisites already walked for `idx`.
+    pub fn running_order_of(&self, idx: usize, walked: &[deps::Prerequisite<'_>]) -> Vec<usize> {
+        self.deps.order_of(idx, walked)
+    }
+
+    /// The names of some tools, in order.
+    pub fn names(&self, idxs: &[usize]) -> Vec<String> {
+        idxs.iter()
+            .filter_map(|&i| self.tools.get(i).map(|t| t.name.clone()))
             .collect()
     }
 
     /// Renders tools for an LLM prompt within a token budget (about 4
     /// characters a token): name, category, description, parameters. Tools
-    /// outside `scope` are skipped.
-    pub fn render_prompt(&self, idxs: &[usize], scope: &Scope, budget_tokens: usize) -> String {
+    /// outside `scope` are skipped; the tools rendered come back too.
+    pub fn render_prompt(
+        &self,
+        idxs: &[usize],
+        scope: &Scope,
+        budget_tokens: usize,
+    ) -> (String, Vec<usize>) {
         let budget = budget_tokens.saturating_mul(4);
         let mut out = String::new();
+        let mut rendered = Vec::new();
         for &i in idxs.iter().filter(|&&i| scope.contains(i)) {
             let Some(t) = self.tools.get(i) else { continue };
             let mut block = format!("- {}", t.name);
@@ -335,7 +364,8 @@ impl Catalog {
                 break;
             }
             out.push_str(&block);
+            rendered.push(i);
         }
-        out
+        (out, rendered)
     }
 }

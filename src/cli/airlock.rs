@@ -6,13 +6,13 @@ use super::{Global, print_json};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 use toolgraph::airlock::{
     Airlock, AirlockOptions, Approval, NewSource, PendingTool, SourceKind, Status, fetch,
     parse_name,
 };
-use toolgraph::policy::limits::{Budget, BudgetUnit, Grant, Period};
+use toolgraph::engine::{Budget, BudgetUnit, Grant, Period};
+use toolgraph::error::Field;
 
 /// Scan, health and discovery options (`serve` and the airlock commands).
 #[derive(Args, Debug, Clone)]
@@ -168,8 +168,7 @@ pub(crate) enum PendingAction {
 }
 
 fn open(g: &Global, args: &AirlockArgs) -> Result<Airlock> {
-    let engine = Arc::new(g.open(true)?);
-    Ok(Airlock::open(engine, args.options())?)
+    g.open_airlock(args.options())
 }
 
 fn operator() -> String {
@@ -290,12 +289,12 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                         Some(limit) => Some(Budget {
                             limit,
                             unit: parse_name::<BudgetUnit>(
-                                "budget-unit",
+                                Field::ApprovalBudget,
                                 &budget_unit,
                                 "calls or cost",
                             )?,
                             period: parse_name::<Period>(
-                                "budget-period",
+                                Field::ApprovalBudget,
                                 &budget_period,
                                 "minute, hour, day, week or month",
                             )?,

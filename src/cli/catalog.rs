@@ -2,14 +2,12 @@
 //! index, migrate, serve.
 
 use super::render;
-use super::{CallerArgs, Global, print_json};
+use super::{Global, print_json};
 use anyhow::{Result, bail};
 use clap::{Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgraph::graph::{GraphStore, OxigraphStore, SparqlOutput};
-use toolgraph::import::{Format, bundled, collect_files};
-use toolgraph::{Embeddings, Engine, EngineOptions, ListRequest, ToolFilter};
+use toolgraph::engine::{Caller, Format, ListRequest, SparqlOutput, ToolFilter, bundled};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
@@ -60,7 +58,7 @@ pub(crate) enum Command {
         #[arg(long)]
         source: Option<String>,
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
         #[arg(long)]
         json: bool,
     },
@@ -115,6 +113,9 @@ pub(crate) enum ConstellationFormat {
     Json,
     Dot,
 }
+
+/// A SPARQL query from the command line is cancelled after this.
+const SPARQL_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 fn parse_format(f: &Option<String>) -> Result<Option<Format>> {
     Ok(f.as_deref().map(str::parse).transpose()?)
@@ -187,7 +188,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             let engine = g.open(false)?;
             engine.require_catalog()?;
             let page = engine.list(&ListRequest {
-                caller: caller.caller(),
+                caller,
                 filter: ToolFilter { domain, source },
                 ..ListRequest::default()
             })?;
@@ -220,7 +221,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             match format {
                 ConstellationFormat::Json => print_json(&t)?,
                 ConstellationFormat::Turtle => {
-                    for line in engine.store().constellation(&t.iri)? {
+                    for line in engine.constellation(&t.iri)? {
                         println!("{line}");
                     }
                 }
@@ -229,10 +230,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
         Command::Sparql { query } => {
             let engine = g.open(false)?;
-            let Some(sparql) = engine.store().sparql() else {
-                bail!("this store does not answer SPARQL");
-            };
-            match sparql.query(&query)? {
+            match engine.sparql(&query, SPARQL_TIME_LIMIT)? {
                 SparqlOutput::Boolean(b) => println!("{b}"),
                 SparqlOutput::Graph(lines) => lines.iter().for_each(|l| println!("{l}")),
                 SparqlOutput::Solutions { vars, rows } => {
@@ -255,8 +253,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             let engine = g.open(!dry_run)?;
             let format = parse_format(&format)?;
             if dry_run {
-                let sources = engine.prepare(std::slice::from_ref(&file), format)?;
-                let items = render::constellations_of(&sources);
+                let items = engine.dry_run(std::slice::from_ref(&file), format)?;
                 if json {
                     print_json(&items)?;
                 } else {
@@ -277,18 +274,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Migrate { from, to, replace } => migrate(g, &from, &to, replace)?,
         Command::Index { json } => {
             // Read the index as stored, without re-embedding anything.
-            let engine = g.open(false)?;
-            let Some(data) = g.data_dir() else {
-                bail!(
-                    "the vector index lives in the data dir; --memory has none, and with --graph the vectors are properties of the tool nodes on the server"
-                );
-            };
-            let model = toolgraph::embed::FastEmbedder::load(&g.model_dir())?;
-            let health = toolgraph::embed::index_health(
-                &data.join("vectors"),
-                &engine.tools(),
-                toolgraph::embed::Embedder::model_id(&model),
-            )?;
+            let health = g.open(false)?.index_health(&g.model_dir())?;
             if json {
                 print_json(&health)?;
             } else {
@@ -316,8 +302,7 @@ fn migrate(g: &Global, from: &std::path::Path, to: &str, replace: bool) -> Resul
     let Some(server) = target_options.graph_server()? else {
         bail!("--to needs a bolt:// address");
     };
-    let target = toolgraph::graph::Neo4jStore::connect(&server)?;
-    let m = toolgraph::migrate::migrate(from, &target, replace)?;
+    let m = toolgraph::migrate::migrate_to(from, &server, replace)?;
     println!(
         "migrated {} statements ({} sources, {} tools) and {} tool vectors{} to {} (database {})",
         m.statements,
@@ -336,34 +321,24 @@ fn migrate(g: &Global, from: &std::path::Path, to: &str, replace: bool) -> Resul
 }
 
 fn validate(paths: &[PathBuf]) -> Result<ExitCode> {
-    let files = collect_files(paths)?;
-    let engine = Engine::open(EngineOptions::memory(Embeddings::Off))?;
-    let sources = match engine.prepare(&files, None) {
-        Ok(s) => s,
+    let v = match toolgraph::engine::validate(paths) {
+        Ok(v) => v,
         Err(e) => {
-            eprintln!("{e}");
+            // Syntax errors print as `file:line:col: message`.
+            eprintln!("{}", e.report());
             return Ok(ExitCode::FAILURE);
         }
     };
-    let scratch = OxigraphStore::memory()?;
-    if let Err(e) = scratch.load_unchecked(&sources) {
-        // Syntax errors print as `file:line:col: message`.
-        eprintln!("{e}");
-        return Ok(ExitCode::FAILURE);
-    }
-    let violations = scratch.validate()?;
-    if violations.is_empty() {
+    if v.violations.is_empty() {
         println!(
             "ok: {} file(s), {} quads, {} tools, no violations",
-            files.len(),
-            scratch.len()?,
-            scratch.tools()?.len()
+            v.files, v.quads, v.tools
         );
         return Ok(ExitCode::SUCCESS);
     }
-    for v in &violations {
-        println!("{v}");
+    for violation in &v.violations {
+        println!("{violation}");
     }
-    eprintln!("{} violation(s)", violations.len());
+    eprintln!("{} violation(s)", v.violations.len());
     Ok(ExitCode::FAILURE)
 }

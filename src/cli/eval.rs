@@ -6,9 +6,8 @@ use clap::{Args, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgraph::Embeddings;
+use toolgraph::engine::{Embeddings, Mode, RankConfig};
 use toolgraph::eval::{self, EvalOptions, RunSpec, Setting};
-use toolgraph::rank::{Mode, RankConfig};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {

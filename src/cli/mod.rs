@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use toolgraph::{Caller, Embeddings, Engine, EngineOptions};
+use toolgraph::engine::{Embeddings, Engine, EngineOptions, GraphServer};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -88,38 +88,6 @@ enum Command {
     Airlock(airlock::Command),
 }
 
-/// Who is asking (the caller policy decides which tools it may see).
-#[derive(Args, Debug, Clone, Default)]
-pub(crate) struct CallerArgs {
-    /// Organization (`acme`).
-    #[arg(long)]
-    org: Option<String>,
-    /// Agent (`acme_support`).
-    #[arg(long)]
-    agent: Option<String>,
-    /// Conversation id.
-    #[arg(long)]
-    session: Option<String>,
-    /// Channel (`sms`, `voice`, `web`, `email`, `whatsapp`).
-    #[arg(long)]
-    channel: Option<String>,
-    /// Goal (`BOOK_APPOINTMENT`).
-    #[arg(long)]
-    goal: Option<String>,
-}
-
-impl CallerArgs {
-    pub(crate) fn caller(&self) -> Caller {
-        Caller {
-            org: self.org.clone(),
-            agent: self.agent.clone(),
-            session: self.session.clone(),
-            channel: self.channel.clone(),
-            goal: self.goal.clone(),
-        }
-    }
-}
-
 impl Global {
     /// The store directory, unless `--memory` or `--graph`.
     pub(crate) fn data_dir(&self) -> Option<PathBuf> {
@@ -136,7 +104,7 @@ impl Global {
     pub(crate) fn model_dir(&self) -> PathBuf {
         self.model_dir
             .clone()
-            .unwrap_or_else(toolgraph::embed::default_model_dir)
+            .unwrap_or_else(toolgraph::engine::default_model_dir)
     }
 
     /// The model, unless `--no-embed`.
@@ -157,18 +125,22 @@ impl Global {
         };
         let mut opts = EngineOptions::memory(embeddings);
         opts.data_dir = self.data_dir();
+        opts.graph = self.graph_server()?;
         opts.progress = std::io::stderr().is_terminal();
-        match self.graph_server()? {
-            Some(server) => Ok(Engine::open_with(
-                toolgraph::graph::connect(&server)?,
-                opts,
-            )?),
-            None => Ok(Engine::open(opts)?),
-        }
+        Ok(Engine::open(opts)?)
+    }
+
+    /// The engine with the airlock over it (sources, review, gap counting).
+    pub(crate) fn open_airlock(
+        &self,
+        options: toolgraph::airlock::AirlockOptions,
+    ) -> Result<toolgraph::airlock::Airlock> {
+        let engine = std::sync::Arc::new(self.open(true)?);
+        Ok(toolgraph::airlock::Airlock::open(engine, options)?)
     }
 
     /// The graph server of `--graph`, with the password from its variable.
-    pub(crate) fn graph_server(&self) -> Result<Option<toolgraph::graph::GraphServer>> {
+    pub(crate) fn graph_server(&self) -> Result<Option<GraphServer>> {
         let Some(url) = &self.graph else {
             return Ok(None);
         };
@@ -178,7 +150,7 @@ impl Global {
                 "--graph {url}: set the password in the environment variable {var} (or name another with --graph-password-env)"
             )
         })?;
-        Ok(Some(toolgraph::graph::GraphServer {
+        Ok(Some(GraphServer {
             url: url.clone(),
             user: self.graph_user.clone(),
             password,
@@ -207,7 +179,9 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
-            if let Some(toolgraph::Error::Violations(v)) = e.downcast_ref::<toolgraph::Error>() {
+            if let Some(toolgraph::error::Error::Violations(v)) =
+                e.downcast_ref::<toolgraph::error::Error>()
+            {
                 for violation in v {
                     eprintln!("  {violation}");
                 }

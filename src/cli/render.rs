@@ -1,9 +1,7 @@
 //! Text renderings for the terminal: tools, constellations (text, DOT),
 //! matches, load reports.
 
-use toolgraph::SearchResponse;
-use toolgraph::embed::SyncReport;
-use toolgraph::graph::{Source, SourceData};
+use toolgraph::engine::{SearchResponse, SyncReport};
 use toolgraph::model::{Constellation, Dependency, Link, Provenance, Tool};
 
 /// One line per tool: name, verbs, first entities, read-only.
@@ -47,18 +45,6 @@ pub(crate) fn sync_line(s: Option<&SyncReport>) -> String {
         ),
         None => "vectors: off".into(),
     }
-}
-
-/// The constellations inside prepared sources (for `import --dry-run`).
-pub(crate) fn constellations_of(sources: &[Source]) -> Vec<Constellation> {
-    sources
-        .iter()
-        .filter_map(|s| match &s.data {
-            SourceData::Constellations(items) => Some(items.clone()),
-            SourceData::Turtle(_) => None,
-        })
-        .flatten()
-        .collect()
 }
 
 /// One line per constellation: name, verb, entities, domains.

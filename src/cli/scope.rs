@@ -1,12 +1,11 @@
 //! Caller-scope commands: which tools a caller may see and why
 //! (`policy explain`), its domains, and turn selection (`select`).
 
-use super::{CallerArgs, Global, print_json};
+use super::{Global, print_json};
 use anyhow::Result;
 use clap::Subcommand;
 use std::process::ExitCode;
-use toolgraph::SelectRequest;
-use toolgraph::select::Strategy;
+use toolgraph::engine::{Caller, SelectRequest, Strategy};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
@@ -18,7 +17,7 @@ pub(crate) enum Command {
     /// The domains a caller may see tools of, with counts.
     Domains {
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
         #[arg(long)]
         json: bool,
     },
@@ -35,7 +34,7 @@ pub(crate) enum Command {
         #[arg(long)]
         max_domains: Option<usize>,
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
         #[arg(long)]
         json: bool,
     },
@@ -47,7 +46,7 @@ pub(crate) enum PolicyCommand {
     Explain {
         tool: String,
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
         #[arg(long)]
         json: bool,
     },
@@ -66,7 +65,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         } => {
             let engine = g.open(false)?;
             engine.require_catalog()?;
-            let e = engine.explain_policy(&caller.caller(), &tool)?;
+            let e = engine.explain_policy(&caller, &tool)?;
             if json {
                 print_json(&e)?;
             } else {
@@ -94,7 +93,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         Command::Domains { caller, json } => {
             let engine = g.open(false)?;
             engine.require_catalog()?;
-            let domains = engine.domains(&caller.caller())?;
+            let domains = engine.domains(&caller)?;
             if json {
                 print_json(&domains)?;
             } else {
@@ -119,7 +118,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             let s = engine.select(&SelectRequest {
                 session,
                 message,
-                caller: caller.caller(),
+                caller: caller.clone(),
                 strategy: match strategy {
                     StrategyArg::Domains => Strategy::Domains,
                     StrategyArg::Intents => Strategy::Intents,

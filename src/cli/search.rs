@@ -1,13 +1,11 @@
 //! Ranking commands: search, resolve, extract, embed.
 
 use super::render;
-use super::{CallerArgs, Global, print_json};
+use super::{Global, print_json};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use std::process::ExitCode;
-use toolgraph::embed::{Embedder, FastEmbedder};
-use toolgraph::rank::Mode;
-use toolgraph::{ResolveRequest, SearchRequest};
+use toolgraph::engine::{Caller, Mode, PromptRequest, ResolveRequest, SearchRequest};
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
@@ -18,7 +16,8 @@ pub(crate) enum Command {
         verb: Option<String>,
         #[arg(long, default_value = "joint")]
         mode: String,
-        #[arg(long, default_value_t = 5)]
+        /// Matches (default 10, at most 100).
+        #[arg(long, default_value_t = 0)]
         limit: usize,
         /// Print each match's explanation (channel scores, graph paths).
         #[arg(long)]
@@ -35,7 +34,7 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 800)]
         budget: usize,
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
     },
     /// Substitute a catalog tool for a planner verb, or advise decomposition.
     Resolve {
@@ -46,7 +45,7 @@ pub(crate) enum Command {
         #[arg(long)]
         context: Option<String>,
         #[command(flatten)]
-        caller: CallerArgs,
+        caller: Caller,
         #[arg(long)]
         json: bool,
     },
@@ -87,21 +86,30 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             let mode: Mode = mode.parse()?;
             let engine = g.open(mode.uses_dense())?;
             engine.require_catalog()?;
-            let req = SearchRequest {
+            if format == OutputFormat::Prompt {
+                let prompt = engine.prompt(&PromptRequest {
+                    text,
+                    verb,
+                    limit,
+                    budget_tokens: budget,
+                    caller,
+                    ..PromptRequest::default()
+                })?;
+                print!("{}", prompt.prompt);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let resp = engine.search(&SearchRequest {
                 text,
                 verb,
                 mode,
                 limit,
                 dependencies,
-                caller: caller.caller(),
+                caller,
+                explain: explain || json,
                 ..SearchRequest::default()
-            };
-            let resp = engine.search(&req)?;
+            })?;
             if json {
                 print_json(&resp)?;
-            } else if format == OutputFormat::Prompt {
-                let names: Vec<String> = resp.matches.iter().map(|m| m.id.clone()).collect();
-                print!("{}", engine.render_prompt(&req.caller, &names, budget)?);
             } else {
                 print!("{}", render::matches(&resp, explain));
             }
@@ -113,15 +121,15 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             caller,
             json,
         } => {
-            let engine = std::sync::Arc::new(g.open(true)?);
+            // With the airlock open, a decompose outcome counts as a gap.
+            let airlock = g.open_airlock(Default::default())?;
+            let engine = airlock.engine();
             engine.require_catalog()?;
-            // Through the airlock, so a decompose outcome counts as a gap.
-            let airlock = toolgraph::airlock::Airlock::open(engine, Default::default())?;
-            let r = airlock.resolve(&ResolveRequest {
+            let r = engine.resolve(&ResolveRequest {
                 verb,
                 description,
                 context,
-                caller: caller.caller(),
+                caller,
             })?;
             if json {
                 print_json(&r)?;
@@ -161,10 +169,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Embed { text, json } => {
-            let embedder = FastEmbedder::load(&g.model_dir())?;
-            let v = embedder.embed_query(&text)?;
+            let (model_id, v) = toolgraph::engine::embed_text(&g.model_dir(), &text)?;
             let out = serde_json::json!({
-                "model_id": embedder.model_id(),
+                "model_id": model_id,
                 "dim": v.len(),
                 "vector": v,
             });

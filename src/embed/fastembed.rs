@@ -68,14 +68,14 @@ impl std::fmt::Debug for FastEmbedder {
 }
 
 fn not_found(dir: &Path, what: &str) -> Error {
-    Error::Model(format!(
+    Error::model_msg(format!(
         "embedding model not found at {} (missing {what}); {SETUP_HINT}",
         dir.display()
     ))
 }
 
 fn broken(dir: &Path, what: impl std::fmt::Display) -> Error {
-    Error::Model(format!(
+    Error::model_msg(format!(
         "embedding model at {} is unusable ({what}); {SETUP_HINT}",
         dir.display()
     ))
@@ -241,10 +241,10 @@ impl FastEmbedder {
                 let mut model = session.lock().unwrap_or_else(PoisonError::into_inner);
                 model
                     .embed(chunk, Some(RUN_BATCH))
-                    .map_err(|e| Error::Model(format!("embedding failed: {e}")))
+                    .map_err(|e| Error::model("embedding failed", e))
             })?;
             if vectors.len() != chunk.len() {
-                return Err(Error::Model(format!(
+                return Err(Error::model_msg(format!(
                     "embedding failed: {} vectors for {} texts",
                     vectors.len(),
                     chunk.len()
@@ -252,7 +252,7 @@ impl FastEmbedder {
             }
             for mut v in vectors {
                 if v.len() != self.dim {
-                    return Err(Error::Model(format!(
+                    return Err(Error::model_msg(format!(
                         "embedding failed: vector of length {} instead of {}",
                         v.len(),
                         self.dim
@@ -276,7 +276,7 @@ impl Embedder for FastEmbedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         self.run(&self.model, &[text])?
             .pop()
-            .ok_or_else(|| Error::Model("embedding failed: no vector returned".into()))
+            .ok_or_else(|| Error::model_msg("embedding failed: no vector returned"))
     }
     fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

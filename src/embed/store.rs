@@ -235,7 +235,7 @@ fn persist(dir: &Path, index: &VectorIndex, model_id: &str, hashes: &[String]) -
             .collect(),
     };
     let json = serde_json::to_vec(&meta)
-        .map_err(|e| Error::invalid(format!("cannot serialise {META}: {e}")))?;
+        .map_err(|e| Error::store(format!("cannot serialise {META}"), e))?;
     // The binary first: a crash between the two renames leaves a checksum
     // mismatch, which the next sync treats as absent.
     write_atomic(dir, BIN, &bin)?;
@@ -559,7 +559,7 @@ pub fn sync_vectors(
             .collect();
         let vectors = embedder.embed_documents(&texts)?;
         if vectors.len() != chunk.len() {
-            return Err(Error::Model(format!(
+            return Err(Error::model_msg(format!(
                 "embedder returned {} vectors for {} texts",
                 vectors.len(),
                 chunk.len()
@@ -567,7 +567,7 @@ pub fn sync_vectors(
         }
         for (&i, v) in chunk.iter().zip(vectors) {
             if v.len() != dim {
-                return Err(Error::Model(format!(
+                return Err(Error::model_msg(format!(
                     "embedder returned a vector of length {} instead of {dim}",
                     v.len()
                 )));
@@ -591,7 +591,7 @@ pub fn sync_vectors(
             (Some(v), _) => *v,
             (None, Some(v)) => v.as_slice(),
             (None, None) => {
-                return Err(Error::Model(format!("no vector for tool `{id}`")));
+                return Err(Error::model_msg(format!("no vector for tool `{id}`")));
             }
         };
         index.push(id, v);

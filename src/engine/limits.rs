@@ -3,7 +3,7 @@
 //! `inactive`) so a restart keeps them; judged by `policy/` on every request.
 
 use super::{Engine, UsageEvent, UsageReport};
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use crate::policy::Caller;
 use crate::policy::limits::{self, Counter, Limits, UsagePolicy};
 use std::sync::PoisonError;
@@ -12,12 +12,12 @@ const POLICIES: &str = "usage_policy";
 const USAGE: &str = "usage";
 const INACTIVE: &str = "inactive";
 
-fn corrupt(kind: &str, id: &str, e: impl std::fmt::Display) -> Error {
-    Error::Store(format!("record {kind}/{id} is unreadable: {e}"))
+fn corrupt(kind: &str, id: &str, e: serde_json::Error) -> Error {
+    Error::store(format!("record {kind}/{id} is unreadable"), e)
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::Store(format!("cannot write a record: {e}")))
+    serde_json::to_string(v).map_err(|e| Error::store("cannot write a record", e))
 }
 
 impl Engine {
@@ -59,14 +59,15 @@ impl Engine {
         let mut out = policy.clone();
         if out.rate_limit == Some(0) {
             return Err(Error::invalid_field(
-                "rate_limit",
+                Field::ApprovalRateLimit,
                 "a rate limit is at least 1 call per minute",
             ));
         }
         if let Some(b) = &out.budget
             && !(b.limit.is_finite() && b.limit > 0.0)
         {
-            return Err(Error::invalid_field(
+            return Err(Error::invalid_at(
+                Field::ApprovalBudget,
                 "budget.limit",
                 "a budget is a positive number",
             ));
@@ -77,7 +78,8 @@ impl Engine {
                     .policy
                     .org_iri(org)
                     .ok_or_else(|| {
-                        Error::invalid_field(
+                        Error::invalid_at(
+                            Field::ApprovalAccess,
                             format!("access.orgs[{i}]"),
                             format!("no organization named `{org}`"),
                         )
@@ -89,7 +91,8 @@ impl Engine {
                     .policy
                     .agent_iri(agent)
                     .ok_or_else(|| {
-                        Error::invalid_field(
+                        Error::invalid_at(
+                            Field::ApprovalAccess,
                             format!("access.agents[{i}]"),
                             format!("no agent named `{agent}`"),
                         )
@@ -138,7 +141,10 @@ impl Engine {
         if let Some(c) = event.cost
             && !(c.is_finite() && c >= 0.0)
         {
-            return Err(Error::invalid_field("cost", "cost is a number >= 0"));
+            return Err(Error::invalid_field(
+                Field::UsageCost,
+                "cost is a number >= 0",
+            ));
         }
         let snap = self.snapshot();
         let caller = Caller {
@@ -155,24 +161,28 @@ impl Engine {
                 snap.policy.data.agents.get(iri)?.org.clone()
             })
             .ok_or_else(|| {
-                Error::invalid_field("org", "usage is counted per organization: name one")
+                Error::invalid_field(
+                    Field::UsageOrg,
+                    "usage is counted per organization: name one",
+                )
             })?;
         let org = snap
             .policy
             .org_iri(&org_name)
             .ok_or_else(|| {
-                Error::invalid_field("org", format!("no organization named `{org_name}`"))
+                Error::invalid_field(
+                    Field::UsageOrg,
+                    format!("no organization named `{org_name}`"),
+                )
             })?
             .to_string();
         let now = limits::now();
-        let visible = snap
-            .policy
-            .resolve(&snap.catalog, &caller, &[], &Limits::default(), now)?;
+        let visible = self.static_access(&snap, &caller)?;
         let idx = snap
             .catalog
             .find(&event.tool)
             .filter(|&i| visible.scope.contains(i))
-            .ok_or_else(|| Error::not_found("tool", &event.tool))?;
+            .ok_or_else(|| Error::not_found(crate::error::Kind::Tool, &event.tool))?;
         let name = snap.catalog.tools[idx].name.clone();
         let key = limits::key(&name);
         let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);

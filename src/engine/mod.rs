@@ -11,38 +11,47 @@
 //! policy-filtered catalog reads in `reads.rs`.
 
 mod limits;
+mod operator;
+mod ranking;
 mod reads;
 mod register;
 mod requests;
+mod service;
 
+pub use operator::{Validation, embed_text, validate};
 pub use requests::{
-    Decision, DependencyEdge, DomainCount, Embeddings, EngineOptions, ListRequest, ListedTool,
-    LoadOutcome, Match, Registration, Resolution, ResolveRequest, SearchRequest, SearchResponse,
-    SelectRequest, ToolFilter, ToolPage, UsageEvent, UsageReport,
+    DEFAULT_LIMIT, DEFAULT_PROMPT_TOKENS, Decision, DependencyEdge, DomainCount, Embeddings,
+    EngineOptions, ListRequest, ListedTool, LoadOutcome, MAX_LIMIT, MAX_PROMPT_TOKENS, Match,
+    Prompt, PromptRequest, Registration, ReloadReport, Resolution, ResolveRequest, SearchRequest,
+    SearchResponse, SelectRequest, ToolFilter, ToolPage, UsageEvent, UsageReport,
 };
+pub use service::Observer;
+
+// The vocabulary of the service face: every type a transport names comes
+// from here, so that none reaches into the modules behind the engine.
+pub use crate::embed::{IndexHealth, SyncReport, default_model_dir};
+pub use crate::graph::{GraphServer, LoadReport, SparqlOutput};
+pub use crate::import::{Format, bundled};
+pub use crate::model::PolicyFact;
+pub use crate::policy::limits::{Budget, BudgetUnit, Grant, Period, UsagePolicy};
+pub use crate::policy::{Caller, Explanation, Layer, LayerVerdict, Warning};
+pub use crate::rank::{Calibration, Clarify, Contender, Mode, RankConfig, ScoreDetails};
+pub use crate::select::{Dropped, Selection, Strategy};
 
 use crate::catalog::Catalog;
 use crate::embed::{
-    Ahead, Embedder, FastEmbedder, QueryCache, SharedVectors, SyncReport, SyncSources, sync_vectors,
+    Ahead, Embedder, FastEmbedder, QueryCache, SharedVectors, SyncSources, sync_vectors,
 };
 use crate::error::{Error, Result};
 use crate::graph::{GraphStore, OntologyFacts, Synced, ToolLink};
-use crate::model::{LexEntry, Mention, PolicyFact, Tool};
+use crate::model::{LexEntry, Mention, Tool};
 use crate::policy::limits::Limits;
-use crate::policy::{Access, Caller, Policy};
-use crate::rank::pipeline::{self, Ranked};
-use crate::rank::query::{Query, embedding_texts};
-use crate::rank::{Calibration, Mode, RankConfig};
-use crate::scope::Scope;
-use crate::select::{self, Ranking, Selection, Strategy};
+use crate::policy::{Access, Policy};
 use crate::session::Sessions;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
-
-/// A request's embedding and its steps' (`None`: no dense channel).
-type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// What [`Engine::read_store`] reads.
 struct StoreRead {
@@ -86,15 +95,18 @@ pub struct Engine {
     /// Usage policies, recorded calls and switched-off tools (kept in the
     /// store; judged by the policy on every request).
     limits: RwLock<Limits>,
+    /// Hears of decomposed verbs (the airlock's gap log).
+    observer: RwLock<Option<Arc<dyn Observer>>>,
 }
 
 impl Engine {
     /// Opens the embedded store (RocksDB under `data_dir/graph`, or in
     /// memory without a data dir) and builds the snapshot.
     pub fn open(opts: EngineOptions) -> Result<Self> {
-        let store: Box<dyn GraphStore> = match &opts.data_dir {
-            Some(dir) => Box::new(crate::graph::OxigraphStore::open(&dir.join("graph"))?),
-            None => Box::new(crate::graph::OxigraphStore::memory()?),
+        let store: Box<dyn GraphStore> = match (&opts.graph, &opts.data_dir) {
+            (Some(server), _) => crate::graph::connect(server)?,
+            (None, Some(dir)) => Box::new(crate::graph::OxigraphStore::open(&dir.join("graph"))?),
+            (None, None) => Box::new(crate::graph::OxigraphStore::memory()?),
         };
         Self::open_with(store, opts)
     }
@@ -124,6 +136,7 @@ impl Engine {
             queries: QueryCache::new(QUERY_CACHE),
             writer: Mutex::new(()),
             limits: RwLock::new(Limits::default()),
+            observer: RwLock::new(None),
         };
         engine.load_limits()?;
         engine.refresh()?;
@@ -274,7 +287,7 @@ impl Engine {
                 .data_dir
                 .as_ref()
                 .map_or_else(|| "memory".to_string(), |d| d.display().to_string());
-            return Err(Error::Unavailable(format!(
+            return Err(Error::unavailable_msg(format!(
                 "the store at {place} is empty: fill it with `toolgraph load ontology seeds` (or serve it with scripts/serve.sh)"
             )));
         }
@@ -289,20 +302,52 @@ impl Engine {
             .clone()
     }
 
+    /// Where a caller's conversation is remembered: the session id within
+    /// the key, organization and agent it belongs to, so that one tenant's
+    /// session id never reads or changes another's.
+    fn session_key(&self, caller: &Caller) -> String {
+        let part = |v: &Option<String>| v.as_deref().unwrap_or("").trim().to_lowercase();
+        format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            part(&caller.key),
+            part(&caller.org),
+            part(&caller.agent),
+            caller.session.as_deref().unwrap_or("")
+        )
+    }
+
+    /// The tools that failed in the caller's conversation, with why.
+    fn failed_in(&self, caller: &Caller) -> Vec<(String, String)> {
+        match &caller.session {
+            Some(_) => self.sessions.get(&self.session_key(caller)).failed,
+            None => Vec::new(),
+        }
+    }
+
     /// What `caller` may see in `snapshot` (a request without a caller is
     /// judged by the platform layer alone).
     fn access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
         let _stage = tracing::info_span!("stage", stage = "scope").entered();
-        let failed = match &caller.session {
-            Some(s) => self.sessions.get(s).failed,
-            None => Vec::new(),
-        };
+        let failed = self.failed_in(caller);
         let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
         snapshot.policy.resolve(
             &snapshot.catalog,
             caller,
             &failed,
             &limits,
+            crate::policy::limits::now(),
+        )
+    }
+
+    /// What `caller` may see by the policy's static layers alone: neither
+    /// the session's failures nor live limits remove a tool (a failure or a
+    /// call over a limit is still about a tool the caller knows).
+    fn static_access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
+        snapshot.policy.resolve(
+            &snapshot.catalog,
+            caller,
+            &[],
+            &Limits::default(),
             crate::policy::limits::now(),
         )
     }
@@ -318,354 +363,6 @@ impl Engine {
             Some(e) => Ok(Some(e.embed_documents(texts)?)),
             None => Ok(None),
         }
-    }
-
-    /// Ranks the tools the caller may see (and, with `candidates`, only
-    /// those) for a request. Other tools never reach ranking, counts,
-    /// explanations, clarify questions or dependency lists.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
-        self.search_with(req, None)
-    }
-
-    /// [`Engine::search`] with the request's embedding computed already
-    /// (evaluation runs embed their queries in batches).
-    pub(crate) fn search_with(
-        &self,
-        req: &SearchRequest,
-        vector: Option<Vec<f32>>,
-    ) -> Result<SearchResponse> {
-        if req.text.trim().is_empty() && req.verb.as_deref().is_none_or(|v| v.trim().is_empty()) {
-            return Err(Error::invalid_field(
-                "text",
-                "a search needs a text or a verb",
-            ));
-        }
-        let snap = self.snapshot();
-        let catalog = &snap.catalog;
-        let access = self.access(&snap, &req.caller)?;
-        let scope = match &req.candidates {
-            Some(names) => catalog.named(&access.scope, names)?,
-            None => access.scope.clone(),
-        };
-        let limit = if req.limit == 0 { 10 } else { req.limit };
-        let limit = access.cap.map_or(limit, |cap| limit.min(cap));
-        let (query, ranked) = self.rank(catalog, &scope, req, vector, limit)?;
-        let mut matches = self.matches(catalog, &access, &scope, &ranked, req.dependencies);
-        if !req.explain {
-            for m in &mut matches {
-                m.details.paths.clear();
-                m.details.matched.clear();
-            }
-        }
-        Ok(SearchResponse {
-            matches,
-            ambiguous: ranked.clarify.is_some(),
-            clarify: ranked.clarify,
-            abstain: ranked.abstain,
-            mentions: query.mentions(),
-            mode: req.mode,
-            warnings: access.warnings,
-        })
-    }
-
-    /// Parses the request, gathers the pipeline's inputs (graph hits in
-    /// scope, query vectors) and runs it.
-    fn rank(
-        &self,
-        catalog: &Catalog,
-        scope: &Scope,
-        req: &SearchRequest,
-        vector: Option<Vec<f32>>,
-        limit: usize,
-    ) -> Result<(Query, Ranked)> {
-        let embedder = match &self.embedder {
-            Some(embedder) if req.mode.uses_dense() && catalog.vectors.is_some() => Some(embedder),
-            None if req.mode == Mode::Dense => {
-                return Err(Error::invalid_field(
-                    "mode",
-                    "dense mode needs embeddings (run without --no-embed)",
-                ));
-            }
-            _ => None,
-        };
-        // What gets embedded is known before the request is parsed.
-        let (text, step_texts) = embedding_texts(&req.text, req.verb.as_deref(), self.rank.steps);
-        // Embedding the request is the one real cost: the request is parsed
-        // and its graph and lexical channels worked out on the other core
-        // meanwhile (unless the query cache answers). The embedding stays on
-        // this long-lived thread, whose allocator heap is warm.
-        let embeds = embedder.is_some()
-            && vector.is_none()
-            && !self.queries.contains(std::slice::from_ref(&text));
-        let embed = move || -> Result<Embedded> {
-            let Some(embedder) = embedder else {
-                return Ok((None, Vec::new()));
-            };
-            let _stage = tracing::info_span!("stage", stage = "embed").entered();
-            let whole = match vector {
-                Some(v) => v,
-                None => {
-                    let batch = self.queries.get_or_embed(std::slice::from_ref(&text), || {
-                        embedder.embed_query(&text).map(|v| vec![v])
-                    })?;
-                    batch.first().cloned().unwrap_or_default()
-                }
-            };
-            let steps = if step_texts.is_empty() {
-                Vec::new()
-            } else {
-                let batch = self
-                    .queries
-                    .get_or_embed(&step_texts, || embedder.embed_documents(&step_texts))?;
-                batch.to_vec()
-            };
-            Ok((Some(whole), steps))
-        };
-        // The parsed request outlives the thread that parses it: the
-        // channels worked out there borrow it.
-        let parsed: OnceLock<Query> = OnceLock::new();
-        let understand = || {
-            let query = parsed.get_or_init(|| {
-                let _stage = tracing::info_span!("stage", stage = "extract").entered();
-                Query {
-                    dependencies: req.dependencies,
-                    ..Query::parse(
-                        catalog,
-                        &req.text,
-                        req.verb.as_deref(),
-                        req.mode,
-                        self.rank.steps,
-                    )
-                }
-            });
-            (query, pipeline::prepare(catalog, query, scope, &self.rank))
-        };
-        let ranked = std::thread::scope(|s| {
-            let ((query, prepared), embedded);
-            let dense = if embeds {
-                let other = s.spawn(understand);
-                // The dense channel needs only the embedding: it is worked
-                // out while the other thread may still be walking the graph.
-                embedded = embed()?;
-                let dense = pipeline::dense(
-                    catalog,
-                    embedded.0.as_deref(),
-                    &embedded.1,
-                    scope,
-                    &self.rank,
-                );
-                (query, prepared) = other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                dense
-            } else {
-                (query, prepared) = understand();
-                embedded = embed()?;
-                pipeline::dense(
-                    catalog,
-                    embedded.0.as_deref(),
-                    &embedded.1,
-                    scope,
-                    &self.rank,
-                )
-            };
-            let settings = pipeline::Settings {
-                cfg: &self.rank,
-                calibration: &self.calibration,
-                limit,
-            };
-            Ok::<_, Error>(pipeline::run(
-                catalog, query, scope, prepared, dense, settings,
-            ))
-        })?;
-        // Both branches above parse the request before anything can fail.
-        let query = parsed.into_inner().expect("the request is parsed");
-        Ok((query, ranked))
-    }
-
-    /// Graph paths from the request's nodes, kept only for tools in scope
-    /// (filtered by index after the query, never pasted into it).
-    fn matches(
-        &self,
-        catalog: &Catalog,
-        access: &Access,
-        scope: &Scope,
-        ranked: &Ranked,
-        dependencies: bool,
-    ) -> Vec<Match> {
-        ranked
-            .tools
-            .iter()
-            .filter_map(|r| {
-                let t = catalog.tools.get(r.idx)?;
-                Some(Match {
-                    tool: t.name.clone(),
-                    id: t.id.clone(),
-                    score: r.details.fused,
-                    confidence: r.confidence,
-                    description: t.description.clone(),
-                    categories: t.categories.iter().map(|c| c.label.clone()).collect(),
-                    details: r.details.clone(),
-                    prerequisites: if dependencies {
-                        catalog.running_order(r.idx, scope, self.rank.infer_threshold)
-                    } else {
-                        Vec::new()
-                    },
-                    requires_approval: access.approval.contains(r.idx),
-                })
-            })
-            .collect()
-    }
-
-    /// Novel-verb resolver: substitute a catalog tool when one does the verb
-    /// confidently, else advise decomposition with the nearest tools.
-    pub fn resolve(&self, req: &ResolveRequest) -> Result<Resolution> {
-        if req.verb.trim().is_empty() {
-            return Err(Error::invalid_field("verb", "resolve needs a verb"));
-        }
-        let text = [req.description.as_deref(), req.context.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(". ");
-        let response = self.search(&SearchRequest {
-            text,
-            verb: Some(req.verb.clone()),
-            limit: 3,
-            caller: req.caller.clone(),
-            ..SearchRequest::default()
-        })?;
-        Ok(decide(req, response, self.rank.substitute_above))
-    }
-
-    /// The tools for one conversation turn: whole domains the message is
-    /// about kept in recency order, or keyword intents; always within what
-    /// the caller may see.
-    pub fn select(&self, req: &SelectRequest) -> Result<Selection> {
-        if req.session.trim().is_empty() {
-            return Err(Error::invalid_field("session", "select needs a session id"));
-        }
-        let snap = self.snapshot();
-        let catalog = &snap.catalog;
-        let caller = Caller {
-            session: Some(req.session.clone()),
-            ..req.caller.clone()
-        };
-        let access = self.access(&snap, &caller)?;
-        let session = self.sessions.get(&req.session);
-        let selection = match req.strategy {
-            Strategy::Domains => {
-                let request = SearchRequest {
-                    text: req.message.clone(),
-                    mode: Mode::Joint,
-                    ..SearchRequest::default()
-                };
-                let (query, ranked) = self.rank(catalog, &access.scope, &request, None, 5)?;
-                let order: Vec<usize> = ranked.tools.iter().map(|t| t.idx).collect();
-                let contenders: Vec<usize> = match &ranked.clarify {
-                    Some(c) => c
-                        .contenders
-                        .iter()
-                        .filter_map(|ct| catalog.find(&ct.tool))
-                        .collect(),
-                    None => Vec::new(),
-                };
-                let mentions = query.mentions();
-                let ranking = Ranking {
-                    ranked: &order,
-                    contenders: &contenders,
-                    abstain: ranked.abstain,
-                    mentions: &mentions,
-                };
-                let (selection, recency) = select::by_domains(
-                    catalog,
-                    &access.scope,
-                    &ranking,
-                    &session.domains,
-                    req.max_tools.unwrap_or(select::MAX_TOOLS),
-                    req.max_domains.unwrap_or(select::MAX_DOMAINS),
-                );
-                self.sessions.update(&req.session, |s| s.domains = recency);
-                selection
-            }
-            Strategy::Intents => {
-                let (selection, recent) = select::by_intents(
-                    catalog,
-                    snap.policy.data.intents.values(),
-                    &access.scope,
-                    &req.message,
-                    &session.recent_tools,
-                );
-                self.sessions
-                    .update(&req.session, |s| s.recent_tools = recent);
-                selection
-            }
-        };
-        Ok(selection)
-    }
-
-    /// Renders tools (by id or name) the caller may see for an LLM prompt
-    /// within a token budget.
-    pub fn render_prompt(
-        &self,
-        caller: &Caller,
-        tools: &[String],
-        budget_tokens: usize,
-    ) -> Result<String> {
-        let snap = self.snapshot();
-        let access = self.access(&snap, caller)?;
-        let c = &snap.catalog;
-        let idxs: Vec<usize> = tools.iter().filter_map(|t| c.find(t)).collect();
-        Ok(c.render_prompt(&idxs, &access.scope, budget_tokens))
-    }
-}
-
-/// Substitute when the top match is confident and nothing is ambiguous,
-/// else decompose, saying why.
-fn decide(req: &ResolveRequest, response: SearchResponse, threshold: f32) -> Resolution {
-    let Some(m) = response.matches.first() else {
-        return Resolution {
-            decision: Decision::Decompose,
-            tool: None,
-            confidence: 0.0,
-            reason: "no tool is available to this caller".into(),
-            nearest: Vec::new(),
-        };
-    };
-    if m.confidence >= threshold && !response.ambiguous {
-        return Resolution {
-            decision: Decision::Substitute,
-            tool: Some(m.tool.clone()),
-            confidence: m.confidence,
-            reason: format!(
-                "`{}` matches {} with confidence {:.2} (threshold {threshold:.2})",
-                m.tool, req.verb, m.confidence
-            ),
-            nearest: response.matches.clone(),
-        };
-    }
-    let reason = if response.ambiguous {
-        format!(
-            "{} is ambiguous between close tools: {}",
-            req.verb,
-            response
-                .clarify
-                .as_ref()
-                .map(|c| c.question.clone())
-                .unwrap_or_default()
-        )
-    } else {
-        format!(
-            "no tool does {} confidently: the nearest, `{}`, has confidence {:.2} < {threshold:.2}",
-            req.verb, m.tool, m.confidence
-        )
-    };
-    Resolution {
-        decision: Decision::Decompose,
-        tool: None,
-        confidence: m.confidence,
-        reason,
-        nearest: response.matches.clone(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! one tool, domains, a policy explanation, and session failures.
 
 use super::{DependencyEdge, DomainCount, Engine, ListRequest, ListedTool, ToolFilter, ToolPage};
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Kind, Result};
 use crate::model::Tool;
 use crate::policy::{Caller, Explanation};
 use crate::scope::Scope;
@@ -83,7 +83,7 @@ impl Engine {
                     requires_approval: access.approval.contains(i),
                 })
             })
-            .ok_or_else(|| Error::not_found("tool", key))
+            .ok_or_else(|| Error::not_found(Kind::Tool, key))
     }
 
     /// One tool the platform allows, by name, id or IRI.
@@ -119,11 +119,8 @@ impl Engine {
         let idx = snap
             .catalog
             .find(tool)
-            .ok_or_else(|| Error::not_found("tool", tool))?;
-        let failed = match &caller.session {
-            Some(s) => self.sessions.get(s).failed,
-            None => Vec::new(),
-        };
+            .ok_or_else(|| Error::not_found(Kind::Tool, tool))?;
+        let failed = self.failed_in(caller);
         let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
         snap.policy.explain(
             &snap.catalog,
@@ -140,10 +137,7 @@ impl Engine {
     pub fn hidden_from(&self, caller: &Caller) -> Result<Vec<Explanation>> {
         let snap = self.snapshot();
         let access = self.access(&snap, caller)?;
-        let failed = match &caller.session {
-            Some(s) => self.sessions.get(s).failed,
-            None => Vec::new(),
-        };
+        let failed = self.failed_in(caller);
         let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
         let now = crate::policy::limits::now();
         (0..snap.catalog.tools.len())
@@ -167,7 +161,7 @@ impl Engine {
             Some(key) => vec![
                 c.find(key)
                     .filter(|&i| access.scope.contains(i))
-                    .ok_or_else(|| Error::not_found("tool", key))?,
+                    .ok_or_else(|| Error::not_found(Kind::Tool, key))?,
             ],
             None => access.scope.iter().collect(),
         };
@@ -196,12 +190,39 @@ impl Engine {
         Ok(out)
     }
 
-    /// Records that `tool` failed in `session`: hidden for the rest of it.
-    pub fn session_failed(&self, session: &str, tool: &str, reason: &str) {
-        self.sessions.update(session, |s| {
-            if !s.failed.iter().any(|(t, _)| t.eq_ignore_ascii_case(tool)) {
-                s.failed.push((tool.to_string(), reason.to_string()));
+    /// Records that `tool` failed in the caller's session: hidden for the
+    /// rest of it. The tool must be one the caller may see (else it is not
+    /// found, as everywhere); a session keeps at most
+    /// [`MAX_FAILED`](crate::session::MAX_FAILED) failures and a reason at
+    /// most [`MAX_REASON`](crate::session::MAX_REASON) characters.
+    pub fn session_failed(&self, caller: &Caller, tool: &str, reason: &str) -> Result<()> {
+        if caller
+            .session
+            .as_deref()
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            return Err(Error::invalid_field(
+                Field::CallerSession,
+                "a failure is recorded in a session: name one",
+            ));
+        }
+        let snap = self.snapshot();
+        let visible = self.static_access(&snap, caller)?;
+        let name = snap
+            .catalog
+            .find(tool)
+            .filter(|&i| visible.scope.contains(i))
+            .and_then(|i| snap.catalog.tool(i))
+            .map(|t| t.name.clone())
+            .ok_or_else(|| Error::not_found(Kind::Tool, tool))?;
+        let reason: String = reason.chars().take(crate::session::MAX_REASON).collect();
+        self.sessions.update(&self.session_key(caller), |s| {
+            if s.failed.len() < crate::session::MAX_FAILED
+                && !s.failed.iter().any(|(t, _)| t.eq_ignore_ascii_case(&name))
+            {
+                s.failed.push((name, reason));
             }
         });
+        Ok(())
     }
 }

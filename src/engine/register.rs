@@ -2,7 +2,7 @@
 //! refresh the snapshot (only changed tools are re-embedded); removal,
 //! reload from disk, and read-only SPARQL.
 
-use super::{Engine, LoadOutcome, Registration};
+use super::{Engine, LoadOutcome, Registration, ReloadReport};
 use crate::constellation;
 use crate::embed::{Ahead, SyncReport, descriptor_text, embed_ahead};
 use crate::error::{Error, Result};
@@ -152,7 +152,7 @@ impl Engine {
         let name = match source {
             Some(s) if s.trim().is_empty() || s.len() > 256 || s.contains(char::is_control) => {
                 return Err(Error::invalid_field(
-                    "source",
+                    crate::error::Field::RegisterSource,
                     "a source name is 1 to 256 printable characters",
                 ));
             }
@@ -246,7 +246,9 @@ impl Engine {
     pub fn remove_tool(&self, key: &str) -> Result<()> {
         let snap = self.snapshot();
         let c = &snap.catalog;
-        let idx = c.find(key).ok_or_else(|| Error::not_found("tool", key))?;
+        let idx = c
+            .find(key)
+            .ok_or_else(|| Error::not_found(crate::error::Kind::Tool, key))?;
         let tool = &c.tools[idx];
         let dependents: Vec<&str> = c
             .tools
@@ -292,9 +294,8 @@ impl Engine {
 
     /// Reloads files and directories (the ontology and seeds) as one change:
     /// every file replaces its source, and sources that came from these
-    /// directories but no longer exist on disk are removed. Returns the load
-    /// and the removed sources.
-    pub fn reload(&self, paths: &[PathBuf]) -> Result<(LoadOutcome, Vec<String>)> {
+    /// directories but no longer exist on disk are removed.
+    pub fn reload(&self, paths: &[PathBuf]) -> Result<ReloadReport> {
         let files = import::collect_files(paths)?;
         let sources = self.prepare(&files, None)?;
         let present: std::collections::HashSet<String> =
@@ -315,14 +316,39 @@ impl Engine {
             ..Default::default()
         })?;
         let embeddings = self.refresh()?;
-        Ok((
-            LoadOutcome {
-                store,
-                embeddings,
-                files: files.iter().map(|f| f.display().to_string()).collect(),
-            },
-            stale,
-        ))
+        Ok(ReloadReport {
+            files: files.iter().map(|f| f.display().to_string()).collect(),
+            removed: stale,
+            store,
+            embeddings,
+        })
+    }
+
+    /// Registers an uploaded manifest: its format named (`turtle`, `mcp`,
+    /// `openapi`, `jsonl`), else told by its Content-Type, else by its text.
+    pub fn register_upload(
+        &self,
+        source: Option<&str>,
+        text: &str,
+        format: Option<&str>,
+        content_type: &str,
+    ) -> Result<Registration> {
+        let format = match format {
+            Some(f) => Some(f.parse::<Format>()?),
+            None => Format::of_content_type(content_type),
+        };
+        self.register_text(source, text, format)
+    }
+
+    /// The caller policy and its context as facts (an operator's view).
+    pub fn policy_facts(&self) -> Result<Vec<crate::model::PolicyFact>> {
+        self.store.policy()
+    }
+
+    /// Writes policy Turtle as source `source`, validated with everything
+    /// else, all or nothing.
+    pub fn put_policy(&self, source: &str, text: &str) -> Result<Registration> {
+        self.register_text(Some(source), text, Some(Format::Turtle))
     }
 
     /// A read-only SPARQL query over the store, cancelled after `limit`.
@@ -330,7 +356,7 @@ impl Engine {
         let sparql = self
             .store
             .sparql()
-            .ok_or_else(|| Error::Unavailable("this store does not answer SPARQL".into()))?;
+            .ok_or_else(|| Error::unavailable_msg("this store does not answer SPARQL"))?;
         sparql.query_within(query, Some(limit))
     }
 }

@@ -28,6 +28,8 @@ pub struct EngineOptions {
     /// Where the engine keeps its files (the embedded store under `graph/`,
     /// vectors under `vectors/`); `None` keeps everything in memory.
     pub data_dir: Option<PathBuf>,
+    /// Keep the catalog on this graph server instead (Bolt).
+    pub graph: Option<crate::graph::GraphServer>,
     pub embeddings: Embeddings,
     /// Progress bars on a terminal.
     pub progress: bool,
@@ -42,6 +44,7 @@ impl EngineOptions {
     pub fn memory(embeddings: Embeddings) -> Self {
         Self {
             data_dir: None,
+            graph: None,
             embeddings,
             progress: false,
             rank: RankConfig::default(),
@@ -50,6 +53,13 @@ impl EngineOptions {
         }
     }
 }
+
+/// Matches a search returns when it does not say (`limit` 0 or absent).
+pub const DEFAULT_LIMIT: usize = 10;
+/// The most matches one search returns, for every transport: a larger
+/// `limit` is refused (`invalid_search_limit`), never honoured or clamped
+/// silently.
+pub const MAX_LIMIT: usize = 100;
 
 /// A search request.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -63,7 +73,7 @@ pub struct SearchRequest {
     pub verb: Option<String>,
     #[serde(default)]
     pub mode: Mode,
-    /// Maximum matches returned (0 = 10).
+    /// Maximum matches returned (0 or absent: 10; at most 100).
     #[serde(default)]
     pub limit: usize,
     /// Restrict ranking to these tool ids/names.
@@ -76,9 +86,13 @@ pub struct SearchRequest {
     #[serde(default)]
     pub caller: Caller,
     /// Include each match's graph paths and matched terms (default true);
-    /// the channel scores and `decided_by` are always there.
+    /// the channel scores and `decided_by` are always there. Paths are
+    /// only worked out when asked.
     #[serde(default = "yes")]
     pub explain: bool,
+    /// Include each match's parameters as a JSON Schema (`input_schema`).
+    #[serde(default)]
+    pub with_parameters: bool,
 }
 
 fn yes() -> bool {
@@ -96,6 +110,7 @@ impl Default for SearchRequest {
             dependencies: false,
             caller: Caller::default(),
             explain: true,
+            with_parameters: false,
         }
     }
 }
@@ -120,6 +135,67 @@ pub struct Match {
     /// The caller's agent must have this call approved first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
+    /// Its parameters as a JSON Schema object (with `with_parameters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub input_schema: Option<serde_json::Value>,
+}
+
+/// The tool-selection prompt: a search's matches (or tools named), rendered
+/// for an LLM within a token budget.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptRequest {
+    /// What the planner wants to do; the best matches are rendered.
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub verb: Option<String>,
+    /// Render these tools (names or ids) instead of searching.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Matches to render (as a search's `limit`).
+    #[serde(default)]
+    pub limit: usize,
+    /// About this many tokens at most (4 characters a token; default 800).
+    #[serde(default = "default_budget")]
+    pub budget_tokens: usize,
+    #[serde(default)]
+    pub caller: Caller,
+}
+
+/// A prompt's token budget when the request does not say.
+pub const DEFAULT_PROMPT_TOKENS: usize = 800;
+/// The largest token budget a prompt may ask for.
+pub const MAX_PROMPT_TOKENS: usize = 32_000;
+
+fn default_budget() -> usize {
+    DEFAULT_PROMPT_TOKENS
+}
+
+impl Default for PromptRequest {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            verb: None,
+            tools: None,
+            limit: 0,
+            budget_tokens: DEFAULT_PROMPT_TOKENS,
+            caller: Caller::default(),
+        }
+    }
+}
+
+/// A rendered tool-selection prompt.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Prompt {
+    /// The tools, one block each: name, category, description, parameters.
+    pub prompt: String,
+    /// The tools rendered, in order (those past the budget are left out).
+    pub tools: Vec<String>,
+    /// Tools the caller's goal names that a policy layer removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// One `dependsOn` edge: `tool` needs `on` to run first.
@@ -200,6 +276,17 @@ pub struct ToolFilter {
     /// A source as loaded (`seeds/travel.ttl`).
     #[serde(default)]
     pub source: Option<String>,
+}
+
+/// What a reload did.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ReloadReport {
+    pub files: Vec<String>,
+    /// Sources that no longer exist on disk, removed.
+    pub removed: Vec<String>,
+    pub store: LoadReport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<SyncReport>,
 }
 
 /// What a load did, including the re-embedding it caused.

@@ -187,7 +187,6 @@ pub fn dump_features(
         let req = SearchRequest {
             text: texts[i].clone(),
             mode: Mode::Joint,
-            limit: usize::MAX,
             candidates: match spec.setting {
                 Setting::Candidates => q.candidates.clone(),
                 Setting::Global => None,
@@ -195,7 +194,7 @@ pub fn dump_features(
             ..SearchRequest::default()
         };
         let vector = vectors.as_ref().and_then(|v| v.get(i).cloned());
-        let Ok(resp) = engine.search_with(&req, vector) else {
+        let Ok(resp) = engine.search_everything(&req, vector) else {
             continue;
         };
         let m = &resp.matches;
@@ -233,7 +232,7 @@ pub fn dump_features(
             })
             .collect();
         let line = serde_json::json!({"id": q.id, "gold": q.gold, "tags": q.tags, "cands": cands});
-        writeln!(out, "{line}").map_err(|e| Error::invalid(format!("writing features: {e}")))?;
+        writeln!(out, "{line}").map_err(|e| Error::unavailable("writing features", e))?;
         written += 1;
     }
     Ok(written)

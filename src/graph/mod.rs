@@ -301,7 +301,7 @@ pub fn connect(server: &GraphServer) -> Result<Box<dyn GraphStore>> {
     }
     #[cfg(not(feature = "neo4j"))]
     {
-        Err(crate::error::Error::Unavailable(format!(
+        Err(crate::error::Error::unavailable_msg(format!(
             "{}: this toolgraph was built without the graph-server backend (cargo feature `neo4j`)",
             server.url
         )))

@@ -50,6 +50,26 @@ pub enum Format {
     Jsonl,
 }
 
+impl Format {
+    /// The format a Content-Type names, when it names one.
+    pub fn of_content_type(content_type: &str) -> Option<Format> {
+        let ct = content_type.split(';').next().unwrap_or("").trim();
+        match ct.to_ascii_lowercase().as_str() {
+            "text/turtle" | "application/x-turtle" => Some(Format::Turtle),
+            "application/x-ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines"
+            | "application/jsonlines" => Some(Format::Jsonl),
+            "application/yaml"
+            | "application/x-yaml"
+            | "text/yaml"
+            | "application/openapi+yaml"
+            | "application/vnd.oai.openapi" => Some(Format::OpenApi),
+            _ => None,
+        }
+    }
+}
+
 impl std::str::FromStr for Format {
     type Err = Error;
 
@@ -59,9 +79,12 @@ impl std::str::FromStr for Format {
             "mcp" => Ok(Format::Mcp),
             "openapi" => Ok(Format::OpenApi),
             "jsonl" => Ok(Format::Jsonl),
-            other => Err(Error::invalid(format!(
-                "unknown manifest format `{other}` (expected turtle, mcp, openapi or jsonl)"
-            ))),
+            other => Err(Error::invalid_field(
+                crate::error::Field::RegisterFormat,
+                format!(
+                    "unknown manifest format `{other}` (expected turtle, mcp, openapi or jsonl)"
+                ),
+            )),
         }
     }
 }

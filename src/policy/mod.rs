@@ -33,7 +33,7 @@ mod goal;
 pub mod limits;
 
 use crate::catalog::Catalog;
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use crate::model::PolicyFact;
 use crate::scope::Scope;
 use crate::vocab;
@@ -44,32 +44,50 @@ use std::collections::HashMap;
 
 /// Who is asking. Every field is optional: a request without a caller is
 /// judged by the platform layer alone. Names are local names (`acme`), labels
-/// or IRIs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+/// or IRIs. One definition for the JSON of requests, the query parameters of
+/// listings and the command line's flags.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema, clap::Args,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Caller {
     /// The organization (`acme`); implied by the agent when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub org: Option<String>,
     /// The agent (`acme_support`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub agent: Option<String>,
     /// The conversation: tools that failed in it are hidden, and domain
     /// selection remembers what it talked about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub session: Option<String>,
     /// The channel the conversation runs on (`sms`, `voice`, `web`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub channel: Option<String>,
     /// A goal (`BOOK_APPOINTMENT`) that narrows the tools to its boundary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[arg(long)]
     pub goal: Option<String>,
+    /// The key the request came with (its name), set by the server, never
+    /// read from a request: a conversation belongs to the key, organization
+    /// and agent that started it.
+    #[serde(skip)]
+    #[arg(skip)]
+    pub key: Option<String>,
 }
 
 impl Caller {
     /// True when nothing identifies the caller (platform layer only).
     pub fn is_anonymous(&self) -> bool {
-        *self == Caller::default()
+        self.org.is_none()
+            && self.agent.is_none()
+            && self.session.is_none()
+            && self.channel.is_none()
+            && self.goal.is_none()
     }
 }
 
@@ -327,13 +345,13 @@ impl Policy {
     ) -> Result<Who<'a>> {
         let agent = match &caller.agent {
             Some(a) => Some(self.find(&self.data.agents, a).ok_or_else(|| {
-                Error::invalid_field("caller.agent", format!("no agent named `{a}`"))
+                Error::invalid_field(Field::CallerAgent, format!("no agent named `{a}`"))
             })?),
             None => None,
         };
         let org = match &caller.org {
             Some(o) => Some(self.find(&self.data.orgs, o).ok_or_else(|| {
-                Error::invalid_field("caller.org", format!("no organization named `{o}`"))
+                Error::invalid_field(Field::CallerOrg, format!("no organization named `{o}`"))
             })?),
             None => agent
                 .and_then(|a| a.org.as_ref())
@@ -343,7 +361,7 @@ impl Policy {
             && a.org.as_deref() != Some(o.iri.as_str())
         {
             return Err(Error::invalid_field(
-                "caller.agent",
+                Field::CallerAgent,
                 format!(
                     "agent `{}` does not belong to organization `{}`",
                     vocab::local_name(&a.iri),
@@ -360,14 +378,14 @@ impl Policy {
                         || self.data.labels.get(*iri).is_some_and(|l| squash(l) == k)
                 });
                 Some(found.map(String::as_str).ok_or_else(|| {
-                    Error::invalid_field("caller.channel", format!("no channel named `{c}`"))
+                    Error::invalid_field(Field::CallerChannel, format!("no channel named `{c}`"))
                 })?)
             }
             None => None,
         };
         let goal = match &caller.goal {
             Some(g) => Some(self.find(&self.data.goals, g).ok_or_else(|| {
-                Error::invalid_field("caller.goal", format!("no goal named `{g}`"))
+                Error::invalid_field(Field::CallerGoal, format!("no goal named `{g}`"))
             })?),
             None => None,
         };

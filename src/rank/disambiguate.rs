@@ -13,6 +13,9 @@ pub struct Contender {
     pub tool: String,
     /// Labels of the graph facts only this contender has.
     pub facts: Vec<String>,
+    /// Its catalog index (the engine's, never on the wire).
+    #[serde(skip)]
+    pub(crate) idx: usize,
 }
 
 /// Returned when close candidates stay close: what would decide.
@@ -165,6 +168,7 @@ pub(crate) fn disambiguate(
         .iter()
         .zip(&distinguishing)
         .map(|(s, d)| Contender {
+            idx: s.idx,
             tool: catalog
                 .tools
                 .get(s.idx)

@@ -172,8 +172,17 @@ impl<'a> Channels<'a> {
         }
     }
 
-    /// Everything behind one tool's score, for its explanation.
-    pub fn details(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> ScoreDetails {
+    /// Everything behind one tool's score, for its explanation; its graph
+    /// paths and matched terms only with `explain` (they are the costly
+    /// part, and a planner that does not ask never reads them).
+    pub fn details(
+        &self,
+        idx: usize,
+        mode: Mode,
+        cfg: &RankConfig,
+        exact: bool,
+        explain: bool,
+    ) -> ScoreDetails {
         let graph = self.graph.get(idx);
         ScoreDetails {
             graph: graph.map_or(0.0, |g| g.score),
@@ -183,8 +192,16 @@ impl<'a> Channels<'a> {
             lexical_trust: self.lexical_trust,
             exact_name: is_exact(mode, cfg, exact),
             fused: self.fused(idx, mode, cfg, exact),
-            matched: self.graph.matched(idx),
-            paths: self.graph.paths(idx),
+            matched: if explain {
+                self.graph.matched(idx)
+            } else {
+                Vec::new()
+            },
+            paths: if explain {
+                self.graph.paths(idx)
+            } else {
+                Vec::new()
+            },
             decided_by: None,
             step: None,
             best_for_step: None,

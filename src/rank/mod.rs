@@ -53,9 +53,10 @@ impl std::str::FromStr for Mode {
             "graph" => Ok(Mode::Graph),
             "dense" => Ok(Mode::Dense),
             "lexical" | "bm25" => Ok(Mode::Lexical),
-            other => Err(crate::error::Error::invalid(format!(
-                "unknown mode `{other}` (expected joint, graph, dense or lexical)"
-            ))),
+            other => Err(crate::error::Error::invalid_field(
+                crate::error::Field::SearchMode,
+                format!("unknown mode `{other}` (expected joint, graph, dense or lexical)"),
+            )),
         }
     }
 }
@@ -262,6 +263,18 @@ pub struct PrerequisiteOf {
 pub(crate) struct Scored {
     pub idx: usize,
     pub details: ScoreDetails,
+}
+
+/// One ranked tool: what the pipeline answers.
+#[derive(Debug, Clone)]
+pub(crate) struct RankedTool {
+    pub idx: usize,
+    pub details: ScoreDetails,
+    /// Calibrated probability that this is a right tool.
+    pub confidence: f32,
+    /// With `dependencies`: the tools to run before it, in running order
+    /// (each after the ones it needs), within the scope.
+    pub prerequisites: Vec<usize>,
 }
 
 impl Mode {

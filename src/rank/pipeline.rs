@@ -15,7 +15,7 @@ use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
 use super::fusion::{Channels, Key, move_step_winners_up, order};
 use super::prerequisites;
 use super::query::Query;
-use super::{RankConfig, ScoreDetails, Scored};
+use super::{RankConfig, RankedTool, ScoreDetails, Scored};
 use crate::catalog::Catalog;
 use crate::scope::Scope;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -54,15 +54,6 @@ pub(crate) fn dense<'a>(
 pub(crate) struct Prepared<'a> {
     whole: Channels<'a>,
     steps: Vec<Channels<'a>>,
-}
-
-/// One ranked tool.
-#[derive(Debug, Clone)]
-pub(crate) struct RankedTool {
-    pub idx: usize,
-    pub details: ScoreDetails,
-    /// Calibrated probability that this is a right tool.
-    pub confidence: f32,
 }
 
 /// The pipeline's answer.
@@ -109,12 +100,14 @@ pub(crate) fn prepare<'a>(
     Prepared { whole, steps }
 }
 
-/// How to rank: the weights, the calibration, how many tools come back.
+/// How to rank: the weights, the calibration, how many tools come back,
+/// and whether their graph paths are written out.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Settings<'c> {
     pub cfg: &'c RankConfig,
     pub calibration: &'c Calibration,
     pub limit: usize,
+    pub explain: bool,
 }
 
 /// Ranks the tools of `scope` for `query`; at most `limit` come back.
@@ -155,6 +148,7 @@ fn rank<'a>(
         cfg,
         calibration,
         limit,
+        explain: wanted,
     }: Settings<'_>,
     fusion: Fusion,
 ) -> Ranked {
@@ -219,9 +213,9 @@ fn rank<'a>(
                 Some(&k) => ScoreDetails {
                     fused: key.fused,
                     step: Some(query.steps[k].label.clone()),
-                    ..steps[k].details(idx, mode, cfg, named)
+                    ..steps[k].details(idx, mode, cfg, named, wanted)
                 },
-                None => whole.details(idx, mode, cfg, named),
+                None => whole.details(idx, mode, cfg, named, wanted),
             };
             explain(catalog, idx, &mut details.paths);
             Scored { idx, details }
@@ -252,15 +246,15 @@ fn rank<'a>(
     }
     let tools = if query.dependencies {
         let _stage = tracing::info_span!("stage", stage = "prerequisites").entered();
-        let all = with_confidence(&scored, calibration, scored.len());
+        let all = with_confidence(scored, calibration, usize::MAX);
         let details = |idx: usize| {
-            let mut d = whole.details(idx, mode, cfg, exact.contains(&idx));
+            let mut d = whole.details(idx, mode, cfg, exact.contains(&idx), wanted);
             explain(catalog, idx, &mut d.paths);
             d
         };
         prerequisites::place(catalog, scope, all, details, cfg.infer_threshold, limit)
     } else {
-        with_confidence(&scored, calibration, limit)
+        with_confidence(scored, calibration, limit)
     };
     let abstain = tools
         .first()
@@ -291,21 +285,33 @@ fn graph_channel<'m>(
 /// The first `limit` tools with their confidence: the top match against the
 /// runner-up by score (step coverage may list a lower-scoring step winner
 /// second), every other match against the top.
-fn with_confidence(scored: &[Scored], calibration: &Calibration, limit: usize) -> Vec<RankedTool> {
-    let best = scored.first().map(|s| &s.details);
-    let second = scored
-        .iter()
-        .skip(1)
-        .map(|s| &s.details)
-        .max_by(|a, b| a.fused.total_cmp(&b.fused));
+fn with_confidence(
+    scored: Vec<Scored>,
+    calibration: &Calibration,
+    limit: usize,
+) -> Vec<RankedTool> {
+    let confidences: Vec<f32> = {
+        let best = scored.first().map(|s| &s.details);
+        let second = scored
+            .iter()
+            .skip(1)
+            .map(|s| &s.details)
+            .max_by(|a, b| a.fused.total_cmp(&b.fused));
+        scored
+            .iter()
+            .take(limit)
+            .enumerate()
+            .map(|(i, s)| calibration.confidence(&s.details, if i == 0 { second } else { best }))
+            .collect()
+    };
     scored
-        .iter()
-        .take(limit)
-        .enumerate()
-        .map(|(i, s)| RankedTool {
+        .into_iter()
+        .zip(confidences)
+        .map(|(s, confidence)| RankedTool {
             idx: s.idx,
-            confidence: calibration.confidence(&s.details, if i == 0 { second } else { best }),
-            details: s.details.clone(),
+            confidence,
+            details: s.details,
+            prerequisites: Vec::new(),
         })
         .collect()
 }
@@ -622,6 +628,7 @@ mod tests {
                             cfg,
                             calibration: &cal,
                             limit: 10,
+                            explain: true,
                         };
                         let dense = dense(catalog, whole, steps, scope, cfg);
                         rank(catalog, &query, scope, (prepared, dense), settings, f)

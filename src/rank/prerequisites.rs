@@ -11,16 +11,17 @@
 //! - Only tools of the scope are listed or walked through (the catalog's
 //!   traversal never leaves it); each tool once, so cycles end.
 
-use super::pipeline::RankedTool;
-use super::{PrerequisiteOf, ScoreDetails};
+use super::{PrerequisiteOf, RankedTool, ScoreDetails};
 use crate::catalog::Catalog;
 use crate::catalog::deps::Prerequisite;
 use crate::model::Provenance;
 use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
-/// The first `limit` tools: each ranked tool, then its prerequisites.
-/// `details` scores a prerequisite the ranking did not keep.
+/// The first `limit` tools: each ranked tool, then its prerequisites, each
+/// with its own prerequisites in running order. `details` scores a
+/// prerequisite the ranking did not keep. Every tool's prerequisites are
+/// walked once.
 pub(crate) fn place(
     catalog: &Catalog,
     scope: &Scope,
@@ -29,38 +30,40 @@ pub(crate) fn place(
     min_inferred: f32,
     limit: usize,
 ) -> Vec<RankedTool> {
-    let own: HashMap<usize, (f32, &ScoreDetails)> = ranked
-        .iter()
-        .map(|r| (r.idx, (r.confidence, &r.details)))
-        .collect();
-    let mut out: Vec<RankedTool> = Vec::with_capacity(limit);
+    let own: HashMap<usize, usize> = ranked.iter().enumerate().map(|(i, r)| (r.idx, i)).collect();
+    let mut out: Vec<RankedTool> = Vec::new();
     let mut placed: HashSet<usize> = HashSet::new();
-    for r in &ranked {
+    for i in 0..ranked.len() {
         if out.len() >= limit {
             break;
         }
+        let r = &ranked[i];
         if !placed.insert(r.idx) {
             continue;
         }
-        out.push(r.clone());
+        let walked = catalog.prerequisites(r.idx, scope, min_inferred);
         let base = r.confidence;
-        for p in catalog.prerequisites(r.idx, scope, min_inferred) {
+        out.push(RankedTool {
+            prerequisites: catalog.running_order_of(r.idx, &walked),
+            ..r.clone()
+        });
+        for p in &walked {
             if out.len() >= limit {
                 break;
             }
             if !placed.insert(p.idx) {
                 continue;
             }
-            let (own_confidence, own_details) = match own.get(&p.idx) {
-                Some((c, d)) => (*c, (*d).clone()),
+            let (own_confidence, mut d) = match own.get(&p.idx) {
+                Some(&j) => (ranked[j].confidence, ranked[j].details.clone()),
                 None => (0.0, details(p.idx)),
             };
-            let mut d = own_details;
-            d.prerequisite_of = Some(explain(catalog, &p));
+            d.prerequisite_of = Some(explain(catalog, p));
             out.push(RankedTool {
                 idx: p.idx,
                 confidence: (base * p.confidence).max(own_confidence),
                 details: d,
+                prerequisites: catalog.running_order(p.idx, scope, min_inferred),
             });
         }
     }

@@ -8,11 +8,12 @@
 //! server is open and binds to loopback only. Keys are compared in constant
 //! time and never logged.
 
-use super::error::ApiError;
+use super::error::{ApiError, Code};
+use crate::engine::Caller;
 use crate::error::{Error, Result};
-use crate::policy::Caller;
-use axum::extract::Request;
-use axum::http::{StatusCode, header};
+use axum::extract::{FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -145,8 +146,7 @@ impl Keys {
             .map(str::trim)
             .ok_or_else(|| {
                 ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
+                    Code::MissingAuthorizationHeader,
                     "this server needs a key: Authorization: Bearer KEY",
                 )
             })?;
@@ -157,9 +157,7 @@ impl Keys {
                 found = Some(e);
             }
         }
-        let e = found.ok_or_else(|| {
-            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "unknown key")
-        })?;
+        let e = found.ok_or_else(|| ApiError::new(Code::InvalidApiKey, "unknown key"))?;
         Ok(Principal {
             role: e.role,
             org: e.org.clone(),
@@ -172,34 +170,61 @@ impl Keys {
     }
 }
 
-/// Equal bytes, in time that depends only on the lengths.
+/// Equal bytes, in time that depends only on the lengths (subtle).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    std::hint::black_box(diff) == 0
+    use subtle::ConstantTimeEq;
+    bool::from(a.ct_eq(b))
 }
 
-impl Principal {
-    /// Admin routes: a reader key is refused.
-    pub fn admin(&self) -> std::result::Result<(), ApiError> {
-        match self.role {
-            Role::Admin => Ok(()),
+/// The request's principal, as the key check left it in the extensions.
+fn principal(parts: &Parts) -> std::result::Result<Principal, ApiError> {
+    parts.extensions.get::<Principal>().cloned().ok_or_else(|| {
+        ApiError::new(
+            Code::Internal,
+            "the request reached a handler without its key checked",
+        )
+    })
+}
+
+/// Any key (a reader's or an admin's): handlers that take a `Reader` serve
+/// every key.
+#[derive(Debug, Clone)]
+pub struct Reader(pub Principal);
+
+impl<S: Send + Sync> FromRequestParts<S> for Reader {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> std::result::Result<Self, ApiError> {
+        principal(parts).map(Reader)
+    }
+}
+
+/// An admin key: a handler that takes an `Admin` cannot be reached with a
+/// reader key (answered 403 `admin_key_required` before the handler runs).
+#[derive(Debug, Clone)]
+pub struct Admin(pub Principal);
+
+impl<S: Send + Sync> FromRequestParts<S> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> std::result::Result<Self, ApiError> {
+        let p = principal(parts)?;
+        match p.role {
+            Role::Admin => Ok(Admin(p)),
             Role::Reader => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
+                Code::AdminKeyRequired,
                 "this route needs an admin key",
             )),
         }
     }
+}
 
+impl Principal {
     /// The caller a request acts as: the key's organization and agent, which
     /// the request may repeat but not change.
     pub fn caller(&self, requested: Caller) -> std::result::Result<Caller, ApiError> {
         let mut caller = requested;
+        caller.key = Some(self.name.clone());
         for (bound, asked, what) in [
             (&self.org, &mut caller.org, "org"),
             (&self.agent, &mut caller.agent, "agent"),
@@ -207,8 +232,7 @@ impl Principal {
             match (bound, asked.as_ref()) {
                 (Some(b), Some(a)) if !a.eq_ignore_ascii_case(b) => {
                     return Err(ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        "forbidden",
+                        Code::CallerNotAllowed,
                         format!("this key acts as {what} `{b}`; it cannot act as {what} `{a}`"),
                     )
                     .field(format!("caller.{what}")));
@@ -252,8 +276,8 @@ mod tests {
                 ..Caller::default()
             })
             .unwrap_err();
-        assert_eq!(err.status, StatusCode::FORBIDDEN);
-        assert!(p.admin().is_err());
+        assert_eq!(err.code, Code::CallerNotAllowed);
+        assert_eq!(err.status().as_u16(), 403);
     }
 
     #[test]

@@ -5,8 +5,7 @@
 //! `/v1`); the principal travels in the HTTP request's extensions.
 
 use super::{Principal, Shared};
-use crate::engine::{ResolveRequest, SearchRequest, SelectRequest};
-use crate::policy::Caller;
+use crate::engine::{Caller, ResolveRequest, SearchRequest, SelectRequest};
 use axum::Router;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -23,7 +22,7 @@ pub struct FindTools {
     /// What the planner wants to do, in words ("reserve a seat on Southwest
     /// flight 175 tomorrow"); a planner verb such as MAKE_RESERVATION works too.
     pub query: String,
-    /// How many tools to return (default 5, at most 50).
+    /// How many tools to return (default 10, at most 100).
     #[serde(default)]
     pub limit: Option<usize>,
     /// Also list, right after each tool, the tools it needs to run first
@@ -81,10 +80,11 @@ fn answer<T: serde::Serialize>(
             .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
         Ok(Err(e)) => {
             let api = super::error::ApiError::from(e);
-            if api.status.is_client_error() {
-                Err(ErrorData::invalid_params(api.message, None))
+            let data = Some(serde_json::json!({"code": api.code.name(), "field": api.field}));
+            if api.status().is_client_error() {
+                Err(ErrorData::invalid_params(api.message, data))
             } else {
-                Err(ErrorData::internal_error(api.message, None))
+                Err(ErrorData::internal_error(api.message, data))
             }
         }
         Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
@@ -101,8 +101,8 @@ impl ToolgraphMcp {
     }
 
     /// Find the tools for a task, best first, among the tools this caller may
-    /// use: each with its description, input schema (parameters), score,
-    /// calibrated confidence and why it was chosen.
+    /// use: each with its description, input schema (`input_schema`), score,
+    /// calibrated confidence and why it was chosen (the `/v1/search` answer).
     #[tool(annotations(
         title = "Find tools",
         read_only_hint = true,
@@ -118,50 +118,18 @@ impl ToolgraphMcp {
         Parameters(args): Parameters<FindTools>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = caller_of(&parts)?;
-        let limit = args.limit.unwrap_or(5).clamp(1, 50);
         let engine = self.state.engine.clone();
         answer(
             tokio::task::spawn_blocking(move || {
-                let r = engine.search(&SearchRequest {
+                engine.search(&SearchRequest {
                     text: args.query,
-                    limit,
+                    limit: args.limit.unwrap_or(0),
                     caller,
                     explain: false,
+                    with_parameters: true,
                     dependencies: args.dependencies.unwrap_or(false),
                     ..SearchRequest::default()
-                })?;
-                let snap = engine.snapshot();
-                let tools: Vec<serde_json::Value> = r
-                    .matches
-                    .iter()
-                    .map(|m| {
-                        let params = snap
-                            .catalog
-                            .find(&m.id)
-                            .and_then(|i| snap.catalog.tools.get(i))
-                            .map(|t| t.params.clone())
-                            .unwrap_or_default();
-                        serde_json::json!({
-                            "name": m.tool,
-                            "description": m.description,
-                            "input_schema": input_schema(&params),
-                            "score": m.score,
-                            "confidence": m.confidence,
-                            "requires_approval": m.requires_approval,
-                            "decided_by": m.details.decided_by,
-                            "prerequisite_of": m.details.prerequisite_of.as_ref().map(|p| {
-                                serde_json::json!({"tool": p.tool, "explain": p.explain})
-                            }),
-                        })
-                    })
-                    .collect();
-                Ok(serde_json::json!({
-                    "tools": tools,
-                    "ambiguous": r.ambiguous,
-                    "clarify": r.clarify,
-                    "abstain": r.abstain,
-                    "warnings": r.warnings,
-                }))
+                })
             })
             .await,
         )
@@ -184,10 +152,10 @@ impl ToolgraphMcp {
         Parameters(args): Parameters<ResolveVerb>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = caller_of(&parts)?;
-        let airlock = self.state.airlock.clone();
+        let engine = self.state.engine.clone();
         answer(
             tokio::task::spawn_blocking(move || {
-                airlock.resolve(&ResolveRequest {
+                engine.resolve(&ResolveRequest {
                     verb: args.verb,
                     description: args.description,
                     context: args.context,
@@ -228,35 +196,6 @@ impl ToolgraphMcp {
             .await,
         )
     }
-}
-
-/// A JSON Schema object for a tool's parameters.
-fn input_schema(params: &[crate::model::Param]) -> serde_json::Value {
-    let mut properties = serde_json::Map::new();
-    let mut required = Vec::new();
-    for p in params {
-        let mut prop = serde_json::Map::new();
-        if let Some(ty) = &p.ty {
-            let ty = match ty.as_str() {
-                "str" => "string",
-                "int" => "integer",
-                "float" => "number",
-                "bool" => "boolean",
-                "dict" => "object",
-                "list" => "array",
-                other => other,
-            };
-            prop.insert("type".into(), ty.into());
-        }
-        if !p.description.is_empty() {
-            prop.insert("description".into(), p.description.clone().into());
-        }
-        properties.insert(p.name.clone(), prop.into());
-        if p.required {
-            required.push(p.name.clone());
-        }
-    }
-    serde_json::json!({"type": "object", "properties": properties, "required": required})
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -20,14 +20,14 @@ mod openapi;
 mod v1;
 
 pub use auth::{KeyEntry, Keys, Principal, Role};
-pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use error::{ApiError, Code, ErrorBody, ErrorDetail, ErrorType};
 
 use crate::airlock::{Airlock, AirlockOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::net::SocketAddr;
@@ -105,9 +105,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> std::result::Result<T, ApiError> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(ApiError::from),
-        Err(e) => Err(ApiError::from(Error::Unavailable(format!(
-            "worker failed: {e}"
-        )))),
+        Err(e) => Err(ApiError::from(Error::unavailable("the worker failed", e))),
     }
 }
 
@@ -183,18 +181,7 @@ async fn one_error_shape(resp: Response) -> Response {
         .await
         .map(|b| String::from_utf8_lossy(&b).trim().to_string())
         .unwrap_or_default();
-    let code = match status {
-        StatusCode::NOT_FOUND => "not_found",
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-        StatusCode::NOT_ACCEPTABLE => "not_acceptable",
-        StatusCode::UNAUTHORIZED => "unauthorized",
-        StatusCode::FORBIDDEN => "forbidden",
-        StatusCode::TOO_MANY_REQUESTS => "too_many_requests",
-        s if s.is_server_error() => "internal",
-        _ => "invalid_request",
-    };
+    let code = error::Code::of_status(status);
     let message = if text.is_empty() || status.is_server_error() {
         status
             .canonical_reason()
@@ -203,7 +190,8 @@ async fn one_error_shape(resp: Response) -> Response {
     } else {
         text
     };
-    let mut out = ApiError::new(status, code, message).into_response();
+    let mut out = ApiError::new(code, message).into_response();
+    *out.status_mut() = status;
     for (k, v) in &parts.headers {
         if k != axum::http::header::CONTENT_TYPE && k != axum::http::header::CONTENT_LENGTH {
             out.headers_mut().insert(k.clone(), v.clone());
@@ -229,8 +217,7 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
     if waiting >= state.limits.max_queue + state.limits.max_in_flight {
         state.waiting.fetch_sub(1, Ordering::SeqCst);
         let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_requests",
+            error::Code::TooManyRequests,
             "the server is at its concurrency limit and its queue is full; retry shortly",
         );
         e.retry_after = Some(1);
@@ -246,8 +233,7 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
     match answer {
         Ok(resp) => resp,
         Err(_) => ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout",
+            error::Code::Timeout,
             format!("the request took longer than {} s", timeout.as_secs_f32()),
         )
         .into_response(),
@@ -260,14 +246,13 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
 pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
     let airlock = Arc::new(Airlock::open(engine.clone(), options.airlock.clone())?);
     if let Some(tick) = options.schedule_tick {
-        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::Unavailable("the airlock's schedules need a tokio runtime".into())
-        })?;
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::unavailable_msg("the airlock's schedules need a tokio runtime"))?;
         handle.spawn(schedules(airlock.clone(), tick));
     }
     if let Some(every) = options.graph_poll {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            Error::Unavailable("polling the graph server needs a tokio runtime".into())
+            Error::unavailable_msg("polling the graph server needs a tokio runtime")
         })?;
         handle.spawn(poll_store(airlock.clone(), every));
     }
@@ -294,8 +279,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         .merge(console::routes())
         .fallback(|| async {
             ApiError::new(
-                StatusCode::NOT_FOUND,
-                "not_found",
+                error::Code::RouteNotFound,
                 "no such route (see /openapi.json)",
             )
         })
@@ -353,7 +337,7 @@ async fn schedules(airlock: Arc<Airlock>, tick: Duration) {
             last_discovery = Some(Instant::now());
         }
         let work = tokio::task::spawn_blocking(move || {
-            for id in a.due(crate::policy::limits::now()) {
+            for id in a.due_now() {
                 match a.scan(&id) {
                     Ok(r) => {
                         tracing::info!(source = %id, new = r.new.len(), changed = r.changed.len(), missing = r.missing.len(), "scheduled scan")
@@ -407,9 +391,12 @@ async fn shutdown_signal() {
 /// Serves the API on `addr` until SIGTERM or Ctrl-C. Without keys the
 /// server is open, so it only binds to loopback.
 pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
-    let socket: SocketAddr = addr
-        .parse()
-        .map_err(|e| Error::invalid_field("addr", format!("`{addr}` is not HOST:PORT: {e}")))?;
+    let socket: SocketAddr = addr.parse().map_err(|e| {
+        Error::invalid_field(
+            crate::error::Field::Addr,
+            format!("`{addr}` is not HOST:PORT: {e}"),
+        )
+    })?;
     if options.keys.is_open() && !socket.ip().is_loopback() {
         return Err(Error::Forbidden(format!(
             "refusing to serve on {addr} without keys: set TOOLGRAPH_ADMIN_KEY or --keys FILE, or bind to 127.0.0.1"
@@ -418,11 +405,11 @@ pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Unavailable(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| Error::unavailable("cannot start the runtime", e))?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(socket)
             .await
-            .map_err(|e| Error::Unavailable(format!("cannot listen on {addr}: {e}")))?;
+            .map_err(|e| Error::unavailable(format!("cannot listen on {addr}"), e))?;
         if options.keys.is_open() {
             tracing::warn!(
                 "no key configured: the API is OPEN to anyone who can reach {addr} (loopback only); set TOOLGRAPH_ADMIN_KEY or --keys FILE"
@@ -432,7 +419,7 @@ pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
         axum::serve(listener, router(Arc::new(engine), options)?)
             .with_graceful_shutdown(shutdown_signal())
             .await
-            .map_err(|e| Error::Unavailable(format!("server failed: {e}")))
+            .map_err(|e| Error::unavailable("the server failed", e))
     })
 }
 

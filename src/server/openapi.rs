@@ -17,6 +17,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::v1::search::search,
         super::v1::search::resolve,
         super::v1::search::select,
+        super::v1::search::prompt,
         super::v1::search::failure,
         super::v1::tools::list,
         super::v1::tools::one,
@@ -46,8 +47,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::health::readyz,
         super::health::scrape,
     ),
-    components(schemas(super::error::ErrorBody, super::error::ErrorDetail)),
-    modifiers(&Bearer),
+    components(schemas(super::error::ErrorBody, super::error::ErrorDetail, super::error::ErrorType)),
+    modifiers(&Bearer, &ErrorResponses),
     tags(
         (name = "ranking", description = "search, resolve, select (reader keys)"),
         (name = "catalog", description = "the tools a caller may see (reader keys)"),
@@ -66,6 +67,71 @@ impl utoipa::Modify for Bearer {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+    }
+}
+
+/// The error answers every `/v1` operation can give, added to each once
+/// here instead of in every handler's attribute (a handler lists only its
+/// own: 404, 409, 503 where they mean something specific).
+struct ErrorResponses;
+
+impl utoipa::Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        let answer = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/v1/") {
+                continue;
+            }
+            for op in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let has_body = op.request_body.is_some();
+                let mut common = vec![
+                    ("400", "a malformed request, naming the field and its code"),
+                    ("401", "no key, or an unknown one"),
+                    (
+                        "403",
+                        "the key may not use this route or act as this caller",
+                    ),
+                    ("429", "over the concurrency limit and its queue"),
+                    (
+                        "500",
+                        "a fault of the service (see the log for the request id)",
+                    ),
+                    ("503", "a part the request needs does not answer"),
+                    ("504", "over the time limit; the work was stopped"),
+                ];
+                if has_body {
+                    common.push(("413", "the body is larger than the server accepts"));
+                    common.push(("415", "not JSON where JSON is expected"));
+                }
+                for (status, description) in common {
+                    op.responses
+                        .responses
+                        .entry(status.to_string())
+                        .or_insert_with(|| answer(description));
+                }
+            }
+        }
     }
 }
 

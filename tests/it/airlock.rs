@@ -846,7 +846,7 @@ fn a_restart_keeps_sources_items_pins_usage_health_and_gaps() {
         airlock.probe().unwrap();
         let p = airlock.probe().unwrap();
         assert!(p[0].switched.is_some(), "{p:?}");
-        airlock
+        engine
             .resolve(&toolgraph::ResolveRequest {
                 verb: "COMPOSE_HAIKU".into(),
                 ..Default::default()

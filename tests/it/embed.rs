@@ -197,7 +197,9 @@ fn index_top_k_filter_and_ties() {
 fn missing_model_dir_is_a_clear_model_error() {
     let tmp = tempfile::tempdir().unwrap();
     match FastEmbedder::load(&tmp.path().join("absent")) {
-        Err(Error::Model(msg)) => assert!(msg.contains("scripts/setup.sh"), "{msg}"),
+        Err(Error::Model { message: msg, .. }) => {
+            assert!(msg.contains("scripts/setup.sh"), "{msg}")
+        }
         other => panic!("expected Error::Model, got {other:?}"),
     }
 }
@@ -243,7 +245,7 @@ fn broken_model_files_are_errors_not_panics() {
         let tmp = tempfile::tempdir().unwrap();
         model_copy(tmp.path(), file, content);
         match FastEmbedder::load(tmp.path()) {
-            Err(Error::Model(msg)) => {
+            Err(Error::Model { message: msg, .. }) => {
                 assert!(msg.contains("scripts/setup.sh"), "{file}: {msg}");
                 assert!(msg.contains(expect), "{file}: {msg}");
             }

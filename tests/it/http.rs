@@ -159,6 +159,12 @@ pub fn assert_error_shape(r: &Resp) -> serde_json::Value {
         "{}",
         r.body
     );
+    assert!(
+        ["invalid_request", "auth", "system", "internal"]
+            .contains(&e["type"].as_str().unwrap_or("")),
+        "{}",
+        r.body
+    );
     assert!(e["request_id"].is_string(), "{}", r.body);
     assert_eq!(r.header("x-request-id"), e["request_id"].as_str());
     v

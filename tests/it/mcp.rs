@@ -119,17 +119,18 @@ fn the_official_mcp_client_finds_only_the_tools_its_key_may_use() {
     );
     assert_eq!(ann("find_tools")["input_schema"]["required"][0], "query");
     assert!(!v["is_error"].as_bool().unwrap());
-    let found = &v["result"]["tools"];
-    assert_eq!(found[0]["name"], "airline_seat_reserve", "{v}");
+    // The same answer as `/v1/search`, with each match's input schema.
+    let found = &v["result"]["matches"];
+    assert_eq!(found[0]["tool"], "airline_seat_reserve", "{v}");
     assert!(found[0]["input_schema"]["properties"]["flight_number"].is_object());
     assert!(found[0]["confidence"].as_f64().unwrap() > 0.5);
     // A support agent's key: travel booking is outside its policy.
     let v = mcp_call(&live, "find_tools", query, SUPPORT);
-    let names: Vec<&str> = v["result"]["tools"]
+    let names: Vec<&str> = v["result"]["matches"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t["name"].as_str().unwrap())
+        .map(|t| t["tool"].as_str().unwrap())
         .collect();
     assert!(!names.contains(&"airline_seat_reserve"), "{names:?}");
     assert!(!v.to_string().contains("airline_seat_reserve"));

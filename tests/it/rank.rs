@@ -303,12 +303,17 @@ fn confidence_is_a_probability_and_orders_matches() {
 #[test]
 fn prompt_rendering_respects_the_token_budget() {
     let names: Vec<String> = real().tools().iter().map(|t| t.name.clone()).collect();
-    let small = real()
-        .render_prompt(&Default::default(), &names, 60)
-        .unwrap();
-    let large = real()
-        .render_prompt(&Default::default(), &names, 2000)
-        .unwrap();
+    let prompt = |budget_tokens| {
+        real()
+            .prompt(&toolgraph::PromptRequest {
+                tools: Some(names.clone()),
+                budget_tokens,
+                ..Default::default()
+            })
+            .unwrap()
+            .prompt
+    };
+    let (small, large) = (prompt(60), prompt(2000));
     assert!(small.len() <= 240, "{}", small.len());
     assert!(large.len() > small.len());
     assert!(large.contains("- airline_seat_reserve") || large.lines().count() > 10);

@@ -112,7 +112,7 @@ fn the_v1_routes_answer_planners() {
     assert!(r.json()["verbs"].as_array().is_some(), "the constellation");
     let r = get(a, "/v1/tools/nope", Some(READER));
     assert_eq!(r.status, 404);
-    assert_eq!(assert_error_shape(&r)["error"]["code"], "not_found");
+    assert_eq!(assert_error_shape(&r)["error"]["code"], "tool_not_found");
     let d = get(a, "/v1/domains?org=acme", Some(READER)).json();
     assert!(
         d.as_array()
@@ -192,6 +192,21 @@ fn every_4xx_has_the_one_error_shape_naming_the_place() {
         r#"{"text": "a", "limit": "ten"}"#,
     );
     assert_eq!(assert_error_shape(&r)["error"]["field"], "limit");
+    assert_eq!(
+        assert_error_shape(&r)["error"]["code"],
+        "invalid_search_limit"
+    );
+    let r = post_json(
+        a,
+        "/v1/search",
+        Some(READER),
+        r#"{"text": "a", "limit": 1000000000000, "dependencies": true}"#,
+    );
+    assert_eq!(r.status, 400, "one maximum for every transport");
+    assert_eq!(
+        assert_error_shape(&r)["error"]["code"],
+        "invalid_search_limit"
+    );
     let r = post_json(
         a,
         "/v1/search",
@@ -199,7 +214,8 @@ fn every_4xx_has_the_one_error_shape_naming_the_place() {
         r#"{"text": "a", "caller": {"orgg": "x"}}"#,
     );
     assert_eq!(r.status, 400);
-    assert_eq!(assert_error_shape(&r)["error"]["field"], "orgg");
+    assert_eq!(assert_error_shape(&r)["error"]["field"], "caller.orgg");
+    assert_eq!(assert_error_shape(&r)["error"]["code"], "unknown_field");
     let r = post_json(
         a,
         "/v1/search",
@@ -207,6 +223,10 @@ fn every_4xx_has_the_one_error_shape_naming_the_place() {
         r#"{"text": "a", "caller": {"org": "nope"}}"#,
     );
     assert_eq!(assert_error_shape(&r)["error"]["field"], "caller.org");
+    assert_eq!(
+        assert_error_shape(&r)["error"]["code"],
+        "invalid_caller_org"
+    );
     let r = call(
         a,
         "POST",
@@ -556,6 +576,6 @@ fn limits_answer_429_and_504_in_the_error_shape() {
     assert_eq!(r.header("retry-after"), Some("1"));
     assert_error_shape(&r);
     let long = long.join().unwrap();
-    assert_eq!(long.status, 503, "the SPARQL time limit: {}", long.body);
+    assert_eq!(long.status, 504, "the SPARQL time limit: {}", long.body);
     assert!(long.body.contains("cancelled"), "{}", long.body);
 }

@@ -41,6 +41,8 @@ const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
 const Q_RECORDS: &str = include_str!("../../../queries/records.rq");
+#[cfg(feature = "neo4j")]
+const Q_ALL_RECORDS: &str = include_str!("../../../queries/all_records.rq");
 
 /// The graph holding operational records (`queries/records.rq`).
 pub(crate) const STATE_GRAPH: &str = "urn:toolgraph:state";
@@ -136,8 +138,8 @@ impl std::fmt::Debug for OxigraphStore {
     }
 }
 
-fn store_err(e: impl std::fmt::Display) -> Error {
-    Error::Store(e.to_string())
+fn store_err(e: impl Into<crate::error::BoxError>) -> Error {
+    Error::store("the embedded store failed", e)
 }
 
 fn nn(iri: &str) -> Result<NamedNode> {
@@ -200,16 +202,15 @@ impl OxigraphStore {
     #[cfg(feature = "rocksdb")]
     pub fn open(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let store = Store::open(dir).map_err(|e| {
-            Error::Store(format!("cannot open the store at {}: {e}", dir.display()))
-        })?;
+        let store = Store::open(dir)
+            .map_err(|e| Error::store(format!("cannot open the store at {}", dir.display()), e))?;
         Ok(Self { store })
     }
 
     /// Without the `rocksdb` feature there is no on-disk store.
     #[cfg(not(feature = "rocksdb"))]
     pub fn open(dir: &Path) -> Result<Self> {
-        Err(Error::Store(format!(
+        Err(Error::store_msg(format!(
             "cannot open {}: built without the `rocksdb` feature (use --memory)",
             dir.display()
         )))
@@ -231,6 +232,28 @@ impl OxigraphStore {
         let store = Store::new().map_err(store_err)?;
         store.extend(quads).map_err(store_err)?;
         Ok(Self { store })
+    }
+
+    /// Every record as `(kind, id, JSON text)` (what moves to a graph
+    /// server's record nodes).
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn all_records(&self) -> Result<Vec<(String, String, String)>> {
+        let prefix = "urn:toolgraph:record-kind:";
+        Ok(self
+            .select_fixed(Q_ALL_RECORDS)?
+            .into_iter()
+            .filter_map(|mut row| {
+                let kind = row.remove("kind")?;
+                let kind = crate::vocab::percent_decode(kind.strip_prefix(prefix)?);
+                Some((kind, row.remove("id")?, row.remove("value")?))
+            })
+            .collect())
+    }
+
+    /// Removes every quad of one graph in one transaction.
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn drop_graph(&self, graph: &oxigraph::model::GraphName) -> Result<()> {
+        self.store.clear_graph(graph.as_ref()).map_err(store_err)
     }
 
     /// Replaces everything with these quads in one transaction (the
@@ -840,7 +863,7 @@ impl GraphStore for OxigraphStore {
             .execute()
             .map_err(sparql_err)?;
         let QueryResults::Graph(triples) = results else {
-            return Err(Error::Sparql("expected a CONSTRUCT query".into()));
+            return Err(Error::sparql_msg("expected a CONSTRUCT query"));
         };
         let mut lines = Vec::new();
         for t in triples {

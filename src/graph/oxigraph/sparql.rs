@@ -11,8 +11,8 @@ use spargebra::term::GroundTerm;
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub(super) fn sparql_err(e: impl std::fmt::Display) -> Error {
-    Error::Sparql(e.to_string())
+pub(super) fn sparql_err(e: impl Into<crate::error::BoxError>) -> Error {
+    Error::sparql("a query failed", e)
 }
 
 /// Wraps the innermost pattern of a parsed query in a join with a VALUES
@@ -81,7 +81,7 @@ pub(super) type Rows = Vec<HashMap<String, String>>;
 
 pub(super) fn collect_rows(results: QueryResults<'_>) -> Result<Rows> {
     let QueryResults::Solutions(solutions) = results else {
-        return Err(Error::Sparql("expected a SELECT query".into()));
+        return Err(Error::sparql_msg("expected a SELECT query"));
     };
     let mut rows = Vec::new();
     for solution in solutions {
@@ -153,18 +153,22 @@ impl Sparql for OxigraphStore {
             Err(e) => {
                 if spargebra::SparqlParser::new().parse_update(query).is_ok() {
                     return Err(Error::invalid_field(
-                        "query",
+                        crate::error::Field::SparqlQuery,
                         "refused: SPARQL updates are not allowed here (the sparql command is read-only; use `toolgraph load`)",
                     ));
                 }
-                return Err(Error::invalid_field("query", e.to_string()));
+                return Err(Error::invalid_field(
+                    crate::error::Field::SparqlQuery,
+                    e.to_string(),
+                ));
             }
         };
         let token = CancellationToken::new();
         let _watchdog = limit.map(|l| Watchdog::start(token.clone(), l));
         let timed_out = |e: &dyn std::fmt::Display| {
+            let e = e.to_string();
             if token.is_cancelled() {
-                Error::Unavailable(format!(
+                Error::Timeout(format!(
                     "the query ran longer than {:.1} s and was cancelled",
                     limit.map_or(0.0, |l| l.as_secs_f32())
                 ))

@@ -2,37 +2,58 @@
 //! capability gaps; and usage (`POST /v1/usage`, any key), which planners
 //! and executors report so rate limits and budgets can be enforced.
 
-use crate::airlock::gaps::Gap;
 use crate::airlock::{
-    Approval, DiscoveryReport, NewSource, PendingTool, ProbeReport, ScanReport, Status, ToolSource,
+    Approval, DiscoveryReport, Gap, NewSource, PendingTool, ProbeReport, ScanReport, Status,
+    ToolSource,
 };
-use crate::engine::{UsageEvent, UsageReport};
-use crate::policy::Caller;
-use crate::server::error::{ApiError, ErrorBody, Json, Query};
-use crate::server::{Principal, Shared, blocking};
-use axum::Extension;
+use crate::engine::{Caller, UsageEvent, UsageReport};
+use crate::error::Field;
+use crate::server::auth::{Admin, Reader};
+use crate::server::error::{ApiError, ErrorBody, Fields, Json, Query};
+use crate::server::{Shared, blocking};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
+
+impl Fields for NewSource {
+    const FIELDS: &'static [Field] = &[
+        Field::SourceKind,
+        Field::SourceLocation,
+        Field::SourceSchedule,
+        Field::SourceHealthUrl,
+    ];
+}
+
+impl Fields for Approval {
+    const FIELDS: &'static [Field] = &[
+        Field::ApprovalRateLimit,
+        Field::ApprovalBudget,
+        Field::ApprovalAccess,
+        Field::ApprovalHealthUrl,
+    ];
+}
+
+impl Fields for UsageEvent {
+    const FIELDS: &'static [Field] = &[
+        Field::UsageTool,
+        Field::UsageOrg,
+        Field::UsageAgent,
+        Field::UsageCost,
+    ];
+}
 
 /// (admin) Add a source of tool definitions: an OpenAPI spec (file or URL),
 /// an MCP server (Streamable HTTP URL) or a folder of manifests. Not scanned
 /// until asked (or its schedule comes).
 #[utoipa::path(post, path = "/v1/sources", tag = "airlock", request_body = NewSource,
-    responses(
-        (status = 201, description = "added", body = ToolSource),
-        (status = 400, description = "a bad kind or location", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 409, description = "the same location is a source already", body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 201, description = "added", body = ToolSource),
+        (status = 409, description = "the same location is a source already", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn add_source(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Json(new): Json<NewSource>,
 ) -> Result<(StatusCode, axum::Json<ToolSource>), ApiError> {
-    p.admin()?;
     blocking(move || s.airlock.add_source(new))
         .await
         .map(|src| (StatusCode::CREATED, axum::Json(src)))
@@ -40,33 +61,26 @@ pub(crate) async fn add_source(
 
 /// (admin) The sources, with their last scan and last error.
 #[utoipa::path(get, path = "/v1/sources", tag = "airlock",
-    responses(
-        (status = 200, description = "the sources", body = [ToolSource]),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "the sources", body = [ToolSource])),
     security(("bearer" = [])))]
 pub(crate) async fn sources(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
 ) -> Result<axum::Json<Vec<ToolSource>>, ApiError> {
-    p.admin()?;
     Ok(axum::Json(s.airlock.sources()))
 }
 
 /// (admin) Delete a source, its review items and the tools approved from it.
 #[utoipa::path(delete, path = "/v1/sources/{id}", tag = "airlock",
     params(("id" = String, Path, description = "source id")),
-    responses(
-        (status = 204, description = "deleted"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 204, description = "deleted"),
+        (status = 404, description = "no such source", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn delete_source(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    p.admin()?;
     blocking(move || s.airlock.delete_source(&id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -75,20 +89,15 @@ pub(crate) async fn delete_source(
 /// answered 503 and recorded as the source's `last_error`.
 #[utoipa::path(post, path = "/v1/sources/{id}/scan", tag = "airlock",
     params(("id" = String, Path, description = "source id")),
-    responses(
-        (status = 200, description = "what the scan found", body = ScanReport),
-        (status = 400, description = "the source's manifest is malformed (with its place)", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 429, body = ErrorBody),
-        (status = 503, description = "the source could not be read", body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "what the scan found", body = ScanReport),
+        (status = 404, description = "no such source", body = ErrorBody),
+        (status = 503, description = "the source could not be read", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn scan(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Path(id): Path<String>,
 ) -> Result<axum::Json<ScanReport>, ApiError> {
-    p.admin()?;
     blocking(move || s.airlock.scan(&id)).await.map(axum::Json)
 }
 
@@ -101,20 +110,20 @@ pub(crate) struct PendingQuery {
     pub status: Option<String>,
 }
 
+impl Fields for PendingQuery {
+    const FIELDS: &'static [Field] = &[Field::ReviewStatus];
+}
+
 /// (admin) Review items: discovered tools with their status, screening
 /// reasons and, for a changed tool, the diff against what was approved.
 #[utoipa::path(get, path = "/v1/pending", tag = "airlock", params(PendingQuery),
-    responses(
-        (status = 200, description = "the items", body = [PendingTool]),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "the items", body = [PendingTool])),
     security(("bearer" = [])))]
 pub(crate) async fn pending(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Query(q): Query<PendingQuery>,
 ) -> Result<axum::Json<Vec<PendingTool>>, ApiError> {
-    p.admin()?;
     let status = q
         .status
         .as_deref()
@@ -127,17 +136,14 @@ pub(crate) async fn pending(
 /// (admin) One review item.
 #[utoipa::path(get, path = "/v1/pending/{id}", tag = "airlock",
     params(("id" = String, Path, description = "item id")),
-    responses(
-        (status = 200, description = "the item", body = PendingTool),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "the item", body = PendingTool),
+        (status = 404, description = "no such item", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn pending_one(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Path(id): Path<String>,
 ) -> Result<axum::Json<PendingTool>, ApiError> {
-    p.admin()?;
     s.airlock.item(&id).map(axum::Json).map_err(ApiError::from)
 }
 
@@ -146,23 +152,17 @@ pub(crate) async fn pending_one(
 #[utoipa::path(post, path = "/v1/pending/{id}/approve", tag = "airlock",
     params(("id" = String, Path, description = "item id")),
     request_body = Approval,
-    responses(
-        (status = 200, description = "approved", body = PendingTool),
-        (status = 400, description = "a bad policy (field named) or a constraint violation", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, description = "approved already, or missing from its source", body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "approved", body = PendingTool),
+        (status = 404, description = "no such item", body = ErrorBody),
+        (status = 409, description = "approved already, or missing from its source", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn approve(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(p): Admin,
     Path(id): Path<String>,
     Json(approval): Json<Approval>,
 ) -> Result<axum::Json<PendingTool>, ApiError> {
-    p.admin()?;
-    let by = p.name.clone();
-    blocking(move || s.airlock.approve(&id, approval, &by))
+    blocking(move || s.airlock.approve(&id, approval, &p.name))
         .await
         .map(axum::Json)
 }
@@ -174,26 +174,25 @@ pub(crate) struct Rejection {
     pub reason: String,
 }
 
+impl Fields for Rejection {
+    const FIELDS: &'static [Field] = &[Field::RejectReason];
+}
+
 /// (admin) Reject a review item, saying why; it stays rejected across
 /// rescans until its content changes.
 #[utoipa::path(post, path = "/v1/pending/{id}/reject", tag = "airlock",
     params(("id" = String, Path, description = "item id")),
     request_body = Rejection,
-    responses(
-        (status = 200, description = "rejected", body = PendingTool),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "rejected", body = PendingTool),
+        (status = 404, description = "no such item", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn reject(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(p): Admin,
     Path(id): Path<String>,
     Json(r): Json<Rejection>,
 ) -> Result<axum::Json<PendingTool>, ApiError> {
-    p.admin()?;
-    let by = p.name.clone();
-    blocking(move || s.airlock.reject(&id, &r.reason, &by))
+    blocking(move || s.airlock.reject(&id, &r.reason, &p.name))
         .await
         .map(axum::Json)
 }
@@ -202,16 +201,12 @@ pub(crate) async fn reject(
 /// organization (a key bound to an organization counts for it only). Over
 /// its rate limit or budget, the tool leaves that organization's results.
 #[utoipa::path(post, path = "/v1/usage", tag = "airlock", request_body = UsageEvent,
-    responses(
-        (status = 200, description = "counted", body = UsageReport),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, description = "no such tool for this caller", body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "counted", body = UsageReport),
+        (status = 404, description = "no such tool for this caller", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn usage(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Reader(p): Reader,
     Json(mut event): Json<UsageEvent>,
 ) -> Result<axum::Json<UsageReport>, ApiError> {
     let caller = p.caller(Caller {
@@ -226,50 +221,38 @@ pub(crate) async fn usage(
 
 /// (admin) Probe every approved tool's health check now.
 #[utoipa::path(post, path = "/v1/health/probe", tag = "airlock",
-    responses(
-        (status = 200, description = "each probe", body = [ProbeReport]),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "each probe", body = [ProbeReport])),
     security(("bearer" = [])))]
 pub(crate) async fn probe(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
 ) -> Result<axum::Json<Vec<ProbeReport>>, ApiError> {
-    p.admin()?;
     blocking(move || s.airlock.probe()).await.map(axum::Json)
 }
 
 /// (admin) Capability gaps: verbs resolve had to decompose, most frequent
 /// first.
 #[utoipa::path(get, path = "/v1/gaps", tag = "airlock",
-    responses(
-        (status = 200, description = "the gaps", body = [Gap]),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 429, body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "the gaps", body = [Gap])),
     security(("bearer" = [])))]
 pub(crate) async fn gaps(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
 ) -> Result<axum::Json<Vec<Gap>>, ApiError> {
-    p.admin()?;
     Ok(axum::Json(s.airlock.gaps()))
 }
 
 /// (admin) Look for tools that would fill the top gaps now (needs
 /// `--discover-gaps`); what is found waits in the review queue.
 #[utoipa::path(post, path = "/v1/gaps/discover", tag = "airlock",
-    responses(
-        (status = 200, description = "what was found", body = DiscoveryReport),
-        (status = 401, body = ErrorBody),
+    responses((status = 200, description = "what was found", body = DiscoveryReport),
         (status = 403, description = "not an admin key, or discovery is off", body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 503, description = "the directory could not be read", body = ErrorBody),
-        (status = 504, body = ErrorBody)),
+        (status = 503, description = "the directory could not be read", body = ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn discover(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
 ) -> Result<axum::Json<DiscoveryReport>, ApiError> {
-    p.admin()?;
     blocking(move || s.airlock.discover_gaps())
         .await
         .map(axum::Json)

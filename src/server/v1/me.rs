@@ -1,9 +1,9 @@
 //! Who the key is: what a client (the console) needs to know before it
 //! shows admin screens or fixes the caller's organization.
 
-use crate::server::error::{ApiError, ErrorBody};
-use crate::server::{Principal, Role, Shared};
-use axum::Extension;
+use crate::server::Shared;
+use crate::server::auth::{Reader, Role};
+use crate::server::error::ApiError;
 use axum::extract::State;
 use serde::Serialize;
 
@@ -26,13 +26,11 @@ pub(crate) struct Me {
 
 /// The role and binding of the request's key.
 #[utoipa::path(get, path = "/v1/me", tag = "catalog",
-    responses(
-        (status = 200, description = "the key's role and binding", body = Me),
-        (status = 401, body = ErrorBody), (status = 429, body = ErrorBody)),
+    responses((status = 200, description = "the key's role and binding", body = Me)),
     security(("bearer" = [])))]
 pub(crate) async fn me(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Reader(p): Reader,
 ) -> Result<axum::Json<Me>, ApiError> {
     Ok(axum::Json(Me {
         role: match p.role {

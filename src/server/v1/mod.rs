@@ -26,6 +26,7 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/search", post(search::search))
         .route("/v1/resolve", post(search::resolve))
         .route("/v1/select", post(search::select))
+        .route("/v1/prompt", post(search::prompt))
         .route("/v1/sessions/{id}/failures", post(search::failure))
         .route("/v1/tools", get(tools::list))
         .route("/v1/tools/{name}", get(tools::one).delete(tools::remove))

@@ -3,26 +3,26 @@
 use crate::engine::{
     DependencyEdge, DomainCount, ListRequest, ListedTool, Registration, ToolFilter, ToolPage,
 };
-use crate::import::Format;
-use crate::policy::Caller;
-use crate::server::error::{ApiError, ErrorBody, Query, body_error};
-use crate::server::{Principal, Shared, blocking};
-use axum::Extension;
+use crate::error::Field;
+use crate::server::auth::{Admin, Reader};
+use crate::server::error::{ApiError, CallerQuery, Fields, Query, body_error};
+use crate::server::{Shared, blocking};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::{StatusCode, header};
 use serde::{Deserialize, Serialize};
 
-/// Query parameters of the listings: the caller, a page, a filter.
+/// The most tools one page lists.
+pub(crate) const MAX_PAGE: usize = 500;
+/// Tools a page lists when the request does not say.
+pub(crate) const DEFAULT_PAGE: usize = 50;
+
+/// Query parameters of the listings besides the caller's: a page and a
+/// filter.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub(crate) struct ToolsQuery {
-    pub org: Option<String>,
-    pub agent: Option<String>,
-    pub session: Option<String>,
-    pub channel: Option<String>,
-    pub goal: Option<String>,
+pub(crate) struct PageQuery {
     /// A domain: local name (`travel`), label or IRI.
     pub domain: Option<String>,
     /// A source as loaded (`seeds/travel.ttl`).
@@ -33,39 +33,62 @@ pub(crate) struct ToolsQuery {
     pub limit: Option<usize>,
 }
 
-impl ToolsQuery {
-    fn caller(&self) -> Caller {
-        Caller {
-            org: self.org.clone(),
-            agent: self.agent.clone(),
-            session: self.session.clone(),
-            channel: self.channel.clone(),
-            goal: self.goal.clone(),
-        }
-    }
+impl Fields for PageQuery {
+    const FIELDS: &'static [Field] = &[
+        Field::ListDomain,
+        Field::ListSource,
+        Field::ListOffset,
+        Field::ListLimit,
+    ];
+}
+
+/// No parameters besides the caller's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoParams {}
+
+impl Fields for NoParams {
+    const FIELDS: &'static [Field] = &[];
+}
+
+/// The caller's query parameters (the same five on every route that takes
+/// a caller in its query).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct CallerParams {
+    /// The organization (`acme`).
+    pub org: Option<String>,
+    /// The agent (`acme_support`).
+    pub agent: Option<String>,
+    /// The conversation.
+    pub session: Option<String>,
+    /// The channel (`sms`, `web`…).
+    pub channel: Option<String>,
+    /// A goal (`BOOK_APPOINTMENT`).
+    pub goal: Option<String>,
 }
 
 /// The tools the caller may see, one page.
-#[utoipa::path(get, path = "/v1/tools", tag = "catalog", params(ToolsQuery),
-    responses(
-        (status = 200, description = "a page of tools", body = ToolPage),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+#[utoipa::path(get, path = "/v1/tools", tag = "catalog", params(CallerParams, PageQuery),
+    responses((status = 200, description = "a page of tools", body = ToolPage)),
     security(("bearer" = [])))]
 pub(crate) async fn list(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
-    Query(q): Query<ToolsQuery>,
+    Reader(p): Reader,
+    CallerQuery(caller, q): CallerQuery<PageQuery>,
 ) -> Result<axum::Json<ToolPage>, ApiError> {
-    let limit = q.limit.unwrap_or(50);
-    if limit > 500 {
-        return Err(ApiError::bad_request("limit is at most 500").field("limit"));
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    if limit > MAX_PAGE {
+        return Err(ApiError::invalid(
+            Field::ListLimit,
+            format!("limit is at most {MAX_PAGE}"),
+        ));
     }
     let req = ListRequest {
-        caller: p.caller(q.caller())?,
+        caller: p.caller(caller)?,
         filter: ToolFilter {
-            domain: q.domain.clone(),
-            source: q.source.clone(),
+            domain: q.domain,
+            source: q.source,
         },
         offset: q.offset.unwrap_or(0),
         limit: limit.max(1),
@@ -75,20 +98,17 @@ pub(crate) async fn list(
 
 /// One tool the caller may see: its descriptor and its constellation.
 #[utoipa::path(get, path = "/v1/tools/{name}", tag = "catalog",
-    params(("name" = String, Path, description = "name, id or IRI"), ToolsQuery),
-    responses(
-        (status = 200, description = "the tool", body = ListedTool),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, description = "no such tool for this caller", body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    params(("name" = String, Path, description = "name, id or IRI"), CallerParams),
+    responses((status = 200, description = "the tool", body = ListedTool),
+        (status = 404, description = "no such tool for this caller", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn one(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Reader(p): Reader,
     Path(name): Path<String>,
-    Query(q): Query<ToolsQuery>,
+    CallerQuery(caller, _): CallerQuery<NoParams>,
 ) -> Result<axum::Json<ListedTool>, ApiError> {
-    let caller = p.caller(q.caller())?;
+    let caller = p.caller(caller)?;
     blocking(move || s.engine.tool_for(&caller, &name))
         .await
         .map(axum::Json)
@@ -98,38 +118,32 @@ pub(crate) async fn one(
 /// see: declared (kind, parameter, reason) and inferred (confidence;
 /// `followed` when dependency-aware ranking uses it).
 #[utoipa::path(get, path = "/v1/tools/{name}/dependencies", tag = "catalog",
-    params(("name" = String, Path, description = "name, id or IRI"), ToolsQuery),
-    responses(
-        (status = 200, description = "declared edges first, then inferred by confidence", body = Vec<DependencyEdge>),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, description = "no such tool for this caller", body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    params(("name" = String, Path, description = "name, id or IRI"), CallerParams),
+    responses((status = 200, description = "declared edges first, then inferred by confidence", body = Vec<DependencyEdge>),
+        (status = 404, description = "no such tool for this caller", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn dependencies(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Reader(p): Reader,
     Path(name): Path<String>,
-    Query(q): Query<ToolsQuery>,
+    CallerQuery(caller, _): CallerQuery<NoParams>,
 ) -> Result<axum::Json<Vec<DependencyEdge>>, ApiError> {
-    let caller = p.caller(q.caller())?;
+    let caller = p.caller(caller)?;
     blocking(move || s.engine.dependencies(&caller, Some(&name)))
         .await
         .map(axum::Json)
 }
 
 /// The domains the caller may see tools of, with counts.
-#[utoipa::path(get, path = "/v1/domains", tag = "catalog", params(ToolsQuery),
-    responses(
-        (status = 200, description = "domains, largest first", body = Vec<DomainCount>),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+#[utoipa::path(get, path = "/v1/domains", tag = "catalog", params(CallerParams),
+    responses((status = 200, description = "domains, largest first", body = Vec<DomainCount>)),
     security(("bearer" = [])))]
 pub(crate) async fn domains(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
-    Query(q): Query<ToolsQuery>,
+    Reader(p): Reader,
+    CallerQuery(caller, _): CallerQuery<NoParams>,
 ) -> Result<axum::Json<Vec<DomainCount>>, ApiError> {
-    let caller = p.caller(q.caller())?;
+    let caller = p.caller(caller)?;
     blocking(move || s.engine.domains(&caller))
         .await
         .map(axum::Json)
@@ -148,22 +162,25 @@ pub(crate) struct RegisterQuery {
     pub format: Option<String>,
 }
 
-/// The format a Content-Type names, when it names one.
-fn format_of(content_type: &str) -> Option<Format> {
-    let ct = content_type.split(';').next().unwrap_or("").trim();
-    match ct {
-        "text/turtle" | "application/x-turtle" => Some(Format::Turtle),
-        "application/x-ndjson"
-        | "application/jsonl"
-        | "application/x-jsonlines"
-        | "application/jsonlines" => Some(Format::Jsonl),
-        "application/yaml"
-        | "application/x-yaml"
-        | "text/yaml"
-        | "application/openapi+yaml"
-        | "application/vnd.oai.openapi" => Some(Format::OpenApi),
-        _ => None,
+impl Fields for RegisterQuery {
+    const FIELDS: &'static [Field] = &[Field::RegisterSource, Field::RegisterFormat];
+}
+
+/// A registration body: UTF-8 text, not empty.
+pub(crate) async fn text_body(req: Request) -> Result<String, ApiError> {
+    let body = Bytes::from_request(req, &())
+        .await
+        .map_err(|e| body_error(&e.body_text(), e.status()))?;
+    let text = String::from_utf8(body.to_vec()).map_err(|e| {
+        ApiError::invalid(Field::RegisterBody, format!("the body is not UTF-8: {e}"))
+    })?;
+    if text.trim().is_empty() {
+        return Err(ApiError::invalid(
+            Field::RegisterBody,
+            "the body is empty; send a manifest",
+        ));
     }
+    Ok(text)
 }
 
 /// (admin) Register tools: Turtle, an MCP `tools/list` result, an OpenAPI
@@ -171,61 +188,46 @@ fn format_of(content_type: &str) -> Option<Format> {
 /// re-embedded.
 #[utoipa::path(post, path = "/v1/tools", tag = "admin", params(RegisterQuery),
     request_body(content = String, description = "the manifest", content_type = "application/json"),
-    responses(
-        (status = 200, description = "registered", body = Registration),
-        (status = 400, description = "malformed or invalid, naming the place", body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 200, description = "registered", body = Registration)),
     security(("bearer" = [])))]
 pub(crate) async fn register(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Query(q): Query<RegisterQuery>,
     req: Request,
 ) -> Result<axum::Json<Registration>, ApiError> {
-    p.admin()?;
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let body = Bytes::from_request(req, &())
-        .await
-        .map_err(|e| body_error(&e.body_text(), e.status()))?;
-    let text = String::from_utf8(body.to_vec())
-        .map_err(|e| ApiError::bad_request(format!("the body is not UTF-8: {e}")))?;
-    if text.trim().is_empty() {
-        return Err(ApiError::bad_request("the body is empty; send a manifest"));
-    }
-    let format = match &q.format {
-        Some(f) => Some(
-            f.parse::<Format>()
-                .map_err(|e| ApiError::from(e).field("format"))?,
-        ),
-        None => format_of(&content_type),
-    };
-    blocking(move || s.engine.register_text(q.source.as_deref(), &text, format))
-        .await
-        .map(axum::Json)
+    let text = text_body(req).await?;
+    blocking(move || {
+        s.engine.register_upload(
+            q.source.as_deref(),
+            &text,
+            q.format.as_deref(),
+            &content_type,
+        )
+    })
+    .await
+    .map(axum::Json)
 }
 
 /// (admin) Remove a tool. A tool others depend on is refused (409); a tool
 /// from a seed file comes back when that file is reloaded.
 #[utoipa::path(delete, path = "/v1/tools/{name}", tag = "admin",
     params(("name" = String, Path, description = "name, id or IRI")),
-    responses(
-        (status = 204, description = "removed"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, description = "other tools depend on it", body = ErrorBody),
-        (status = 429, body = ErrorBody), (status = 504, body = ErrorBody)),
+    responses((status = 204, description = "removed"),
+        (status = 404, description = "no such tool", body = crate::server::error::ErrorBody),
+        (status = 409, description = "other tools depend on it", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn remove(
     State(s): State<Shared>,
-    Extension(p): Extension<Principal>,
+    Admin(_): Admin,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    p.admin()?;
     blocking(move || s.engine.remove_tool(&name)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

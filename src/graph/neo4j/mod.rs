@@ -26,90 +26,33 @@
 //! small runtime, on a scoped thread, so it can be called from anywhere (a
 //! blocking-pool thread, the CLI, a test).
 
+mod codec;
+mod records;
+#[cfg(test)]
+mod tests;
+
 use super::oxigraph::{OxigraphStore, STATE_GRAPH};
 use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Sparql, Synced, ToolLink};
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
-use crate::vocab::{self, tg};
+use codec::{LABELS, Object, Statement, decode, encode, key, rel_type, rows_of};
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query};
-use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
-use sha2::{Digest, Sha256};
+use oxigraph::model::{GraphName, Quad};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError, RwLock};
 
-const Q_SCHEMA: &str = include_str!("../../queries/cypher/schema.cypher");
-const Q_VERSION: &str = include_str!("../../queries/cypher/version.cypher");
-const Q_BUMP: &str = include_str!("../../queries/cypher/bump_version.cypher");
-const Q_STATEMENTS: &str = include_str!("../../queries/cypher/statements.cypher");
-const Q_DELETE: &str = include_str!("../../queries/cypher/delete_statements.cypher");
-const Q_CREATE_LINKS: &str = include_str!("../../queries/cypher/create_links.cypher");
-const Q_CREATE_LITERALS: &str = include_str!("../../queries/cypher/create_literals.cypher");
-const Q_LABEL: &str = include_str!("../../queries/cypher/label.cypher");
-const Q_UNLABEL: &str = include_str!("../../queries/cypher/unlabel.cypher");
-const Q_ORPHANS: &str = include_str!("../../queries/cypher/delete_orphans.cypher");
-const Q_TOOL_VECTORS: &str = include_str!("../../queries/cypher/tool_vectors.cypher");
-const Q_PUT_TOOL_VECTORS: &str = include_str!("../../queries/cypher/put_tool_vectors.cypher");
-
-/// Relationship types by predicate: a closed list (a type is never built from
-/// data); any other predicate is a `STATEMENT` with its IRI in `p`.
-const REL_TYPES: &[(&str, &str)] = &[
-    (vocab::RDF_TYPE, "TYPE"),
-    (vocab::RDFS_LABEL, "LABEL"),
-    (vocab::SKOS_PREF_LABEL, "PREF_LABEL"),
-    (vocab::SKOS_ALT_LABEL, "ALT_LABEL"),
-    (vocab::SKOS_BROADER, "BROADER"),
-    (tg::NAME, "NAME"),
-    (tg::DESCRIPTION, "DESCRIPTION"),
-    (tg::MODEL_DESCRIPTION, "MODEL_DESCRIPTION"),
-    (tg::PERFORMS, "PERFORMS"),
-    (tg::ACTS_ON, "ACTS_ON"),
-    (tg::PRIMARY_ENTITY, "PRIMARY_ENTITY"),
-    (tg::MENTIONS, "MENTIONS"),
-    (tg::IN_DOMAIN, "IN_DOMAIN"),
-    (tg::IN_CATEGORY, "IN_CATEGORY"),
-    (tg::REQUIRES_INTEGRATION, "REQUIRES_INTEGRATION"),
-    (tg::AVAILABLE_ON_CHANNEL, "AVAILABLE_ON_CHANNEL"),
-    (tg::READ_ONLY, "READ_ONLY"),
-    (tg::DESTRUCTIVE, "DESTRUCTIVE"),
-    (tg::DEPENDS_ON, "DEPENDS_ON"),
-    (tg::UNIVERSAL, "UNIVERSAL"),
-    (tg::PARAMETER_PROP, "HAS_PARAMETER"),
-    (tg::PARAM_NAME, "PARAM_NAME"),
-    (tg::PARAM_TYPE, "PARAM_TYPE"),
-    (tg::PARAM_DESCRIPTION, "PARAM_DESCRIPTION"),
-    (tg::PARAM_REQUIRED, "PARAM_REQUIRED"),
-    (tg::PARAM_ENTITY, "PARAM_ENTITY"),
-    (tg::SOURCE, "SOURCE"),
-    (tg::INSTANCE_OF, "INSTANCE_OF"),
-    (tg::EVIDENCES, "EVIDENCES"),
-    (tg::SIBLING_OF, "SIBLING_OF"),
-    (tg::DEPENDENCY, "HAS_DEPENDENCY"),
-    (tg::DEPENDENCY_ON, "DEPENDENCY_ON"),
-    (tg::DEPENDENCE_TYPE, "DEPENDENCE_TYPE"),
-    (tg::DEPENDENCY_PARAMETER, "DEPENDENCY_PARAMETER"),
-    (tg::DEPENDENCY_REASON, "DEPENDENCY_REASON"),
-];
-const OTHER_PREDICATE: &str = "STATEMENT";
-
-/// Node labels by class (`rdf:type`).
-const LABELS: &[(&str, &str)] = &[
-    (tg::TOOL, "Tool"),
-    (tg::VERB, "Verb"),
-    (tg::ENTITY, "Entity"),
-    (tg::INSTANCE, "Instance"),
-    (tg::DOMAIN, "Domain"),
-    (tg::CATEGORY, "Category"),
-    (tg::INTEGRATION, "Integration"),
-    (tg::CHANNEL, "Channel"),
-    (tg::PROFILE, "Profile"),
-    (tg::GOAL, "Goal"),
-    (tg::PARAMETER, "Parameter"),
-    (tg::PLATFORM, "Platform"),
-    (tg::ORGANIZATION, "Organization"),
-    (tg::AGENT, "Agent"),
-    (tg::AGENT_SUBTYPE, "AgentSubtype"),
-    (tg::INTENT, "Intent"),
-];
+const Q_SCHEMA: &str = include_str!("../../../queries/cypher/schema.cypher");
+const Q_VERSION: &str = include_str!("../../../queries/cypher/version.cypher");
+const Q_BUMP: &str = include_str!("../../../queries/cypher/bump_version.cypher");
+const Q_STATEMENTS: &str = include_str!("../../../queries/cypher/statements.cypher");
+const Q_DELETE: &str = include_str!("../../../queries/cypher/delete_statements.cypher");
+const Q_CREATE_LINKS: &str = include_str!("../../../queries/cypher/create_links.cypher");
+const Q_CREATE_LITERALS: &str = include_str!("../../../queries/cypher/create_literals.cypher");
+const Q_LABEL: &str = include_str!("../../../queries/cypher/label.cypher");
+const Q_UNLABEL: &str = include_str!("../../../queries/cypher/unlabel.cypher");
+const Q_ORPHANS: &str = include_str!("../../../queries/cypher/delete_orphans.cypher");
+const Q_TOOL_VECTORS: &str = include_str!("../../../queries/cypher/tool_vectors.cypher");
+const Q_PUT_TOOL_VECTORS: &str = include_str!("../../../queries/cypher/put_tool_vectors.cypher");
 
 /// Rows per `UNWIND` batch.
 const BATCH: usize = 2_000;
@@ -137,6 +80,9 @@ pub struct Neo4jStore {
     /// after a failed one) found changed and [`GraphStore::sync`] has not
     /// reported yet: the engine must still hear of it.
     unreported: Mutex<Synced>,
+    /// The records version this replica last saw (records live as nodes
+    /// of their own, outside the mirror: `records.rs`).
+    records_seen: Mutex<i64>,
 }
 
 impl std::fmt::Debug for Neo4jStore {
@@ -151,10 +97,10 @@ fn bolt_err(server: &GraphServer, e: neo4rs::Error) -> Error {
     match e {
         neo4rs::Error::IOError { .. }
         | neo4rs::Error::ConnectionError
-        | neo4rs::Error::AuthenticationError(_) => Error::Unavailable(format!(
-            "graph server {} (database {}): {e}",
-            server.url, server.database
-        )),
+        | neo4rs::Error::AuthenticationError(_) => Error::unavailable(
+            format!("graph server {} (database {})", server.url, server.database),
+            e,
+        ),
         neo4rs::Error::Neo4j(e) if e.kind() == neo4rs::Neo4jErrorKind::Transient => {
             Error::Conflict(format!(
                 "graph server {}: {} ({}); nothing was written, try again",
@@ -174,7 +120,7 @@ fn bolt_err(server: &GraphServer, e: neo4rs::Error) -> Error {
                 server.url
             ))
         }
-        other => Error::Store(format!("graph server {}: {other}", server.url)),
+        other => Error::store(format!("graph server {}", server.url), other),
     }
 }
 
@@ -196,148 +142,6 @@ fn with_identifier(text: &str, placeholder: &str, identifier: &str) -> String {
     cypher(text).replace(placeholder, identifier)
 }
 
-fn rel_type(predicate: &str) -> &'static str {
-    REL_TYPES
-        .iter()
-        .find(|(p, _)| *p == predicate)
-        .map_or(OTHER_PREDICATE, |(_, t)| t)
-}
-
-fn node_id(n: &NamedOrBlankNode) -> String {
-    match n {
-        NamedOrBlankNode::NamedNode(n) => n.as_str().to_string(),
-        NamedOrBlankNode::BlankNode(b) => format!("_:{}", b.as_str()),
-    }
-}
-
-fn parse_node(s: &str) -> Result<NamedOrBlankNode> {
-    match s.strip_prefix("_:") {
-        Some(id) => BlankNode::new(id)
-            .map(Into::into)
-            .map_err(|e| Error::Store(format!("a blank node id `{s}` on the server: {e}"))),
-        None => NamedNode::new(s)
-            .map(Into::into)
-            .map_err(|e| Error::Store(format!("an IRI `{s}` on the server: {e}"))),
-    }
-}
-
-/// One statement as the server holds it.
-#[derive(Debug, Clone, PartialEq)]
-struct Statement {
-    k: String,
-    s: String,
-    p: String,
-    g: String,
-    object: Object,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum Object {
-    Resource(String),
-    Literal {
-        value: String,
-        dt: String,
-        lang: String,
-    },
-}
-
-fn key(q: &Quad) -> String {
-    let digest = Sha256::digest(q.to_string().as_bytes());
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn encode(q: &Quad) -> Result<Statement> {
-    let object = match &q.object {
-        Term::NamedNode(n) => Object::Resource(n.as_str().to_string()),
-        Term::BlankNode(b) => Object::Resource(format!("_:{}", b.as_str())),
-        Term::Literal(l) => Object::Literal {
-            value: l.value().to_string(),
-            dt: l.datatype().as_str().to_string(),
-            lang: l.language().unwrap_or_default().to_string(),
-        },
-        #[allow(unreachable_patterns)]
-        _ => {
-            return Err(Error::Store(format!(
-                "a statement the graph server cannot hold: {q}"
-            )));
-        }
-    };
-    let g = match &q.graph_name {
-        GraphName::NamedNode(n) => n.as_str().to_string(),
-        GraphName::BlankNode(b) => format!("_:{}", b.as_str()),
-        GraphName::DefaultGraph => String::new(),
-    };
-    Ok(Statement {
-        k: key(q),
-        s: node_id(&q.subject),
-        p: q.predicate.as_str().to_string(),
-        g,
-        object,
-    })
-}
-
-fn decode(st: &Statement) -> Result<Quad> {
-    let subject = parse_node(&st.s)?;
-    let predicate = NamedNode::new(&st.p)
-        .map_err(|e| Error::Store(format!("a predicate `{}` on the server: {e}", st.p)))?;
-    let object: Term = match &st.object {
-        Object::Resource(o) => match parse_node(o)? {
-            NamedOrBlankNode::NamedNode(n) => n.into(),
-            NamedOrBlankNode::BlankNode(b) => b.into(),
-        },
-        Object::Literal { value, dt, lang } => {
-            if !lang.is_empty() {
-                Literal::new_language_tagged_literal(value, lang)
-                    .map_err(|e| Error::Store(format!("a language tag `{lang}`: {e}")))?
-                    .into()
-            } else if dt.is_empty() {
-                Literal::new_simple_literal(value).into()
-            } else {
-                let dt = NamedNode::new(dt)
-                    .map_err(|e| Error::Store(format!("a datatype `{dt}`: {e}")))?;
-                Literal::new_typed_literal(value, dt).into()
-            }
-        }
-    };
-    let graph: GraphName = if st.g.is_empty() {
-        GraphName::DefaultGraph
-    } else {
-        match parse_node(&st.g)? {
-            NamedOrBlankNode::NamedNode(n) => n.into(),
-            NamedOrBlankNode::BlankNode(b) => b.into(),
-        }
-    };
-    Ok(Quad::new(subject, predicate, object, graph))
-}
-
-type Row = HashMap<String, String>;
-
-fn rows_of(statements: &[&Statement], literal: bool) -> Vec<Row> {
-    statements
-        .iter()
-        .map(|st| {
-            let mut row: Row = HashMap::from([
-                ("k".to_string(), st.k.clone()),
-                ("s".to_string(), st.s.clone()),
-                ("p".to_string(), st.p.clone()),
-                ("g".to_string(), st.g.clone()),
-            ]);
-            match (&st.object, literal) {
-                (Object::Resource(o), false) => {
-                    row.insert("o".into(), o.clone());
-                }
-                (Object::Literal { value, dt, lang }, true) => {
-                    row.insert("v".into(), value.clone());
-                    row.insert("dt".into(), dt.clone());
-                    row.insert("lang".into(), lang.clone());
-                }
-                _ => {}
-            }
-            row
-        })
-        .collect()
-}
-
 impl Neo4jStore {
     /// Connects, creates the constraints and indexes the server supports,
     /// and reads the catalog into the mirror.
@@ -347,7 +151,7 @@ impl Neo4jStore {
             .thread_name("toolgraph-bolt")
             .enable_all()
             .build()
-            .map_err(|e| Error::Unavailable(format!("cannot start the Bolt driver: {e}")))?;
+            .map_err(|e| Error::unavailable("cannot start the Bolt driver", e))?;
         let config = ConfigBuilder::default()
             .uri(server.url.as_str())
             .user(server.user.as_str())
@@ -373,6 +177,7 @@ impl Neo4jStore {
             }),
             writer: Mutex::new(()),
             unreported: Mutex::new(Synced::default()),
+            records_seen: Mutex::new(0),
         };
         // A plain round trip first: a wrong address or password is named here.
         store.fetch(neo4rs::query("RETURN 1 AS one"), &[])?;
@@ -386,6 +191,7 @@ impl Neo4jStore {
             }
         }
         store.reload()?;
+        store.move_legacy_records()?;
         // The first read is where this replica starts, not a change.
         store.sync()?;
         Ok(store)
@@ -395,10 +201,17 @@ impl Neo4jStore {
     /// server in one transaction. A server that already holds a catalog is
     /// refused unless `replace`, which makes it exactly `source`'s.
     pub fn copy_from(&self, source: &OxigraphStore, replace: bool) -> Result<LoadReport> {
-        let quads = source.all_quads()?;
+        // The catalog's statements; records go to record nodes below.
+        let quads: Vec<Quad> = source
+            .all_quads()?
+            .into_iter()
+            .filter(
+                |q| !matches!(&q.graph_name, GraphName::NamedNode(g) if g.as_str() == STATE_GRAPH),
+            )
+            .collect();
         let sources = GraphStore::sources(source)?.len();
         let tools = GraphStore::tools(source)?.len();
-        self.mutate(|m| {
+        let report = self.mutate(|m| {
             let before = GraphStore::len(m)?;
             if before > 0 && !replace {
                 return Err(Error::Conflict(format!(
@@ -414,7 +227,15 @@ impl Neo4jStore {
                 quads_after: after,
                 tools,
             })
-        })
+        })?;
+        let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
+        for (kind, id, json) in source.all_records()? {
+            by_kind.entry(kind).or_default().push((id, Some(json)));
+        }
+        for (kind, rows) in by_kind {
+            self.write_records(&kind, &rows)?;
+        }
+        Ok(report)
     }
 
     /// The server this store talks to.
@@ -532,6 +353,8 @@ impl Neo4jStore {
             let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
             let mut synced = Synced::default();
             for q in mirror.quads.symmetric_difference(&quads) {
+                // Statements in the state graph are an earlier toolgraph's
+                // records, on their way to record nodes.
                 let record =
                     matches!(&q.graph_name, GraphName::NamedNode(g) if g.as_str() == STATE_GRAPH);
                 synced.records |= record;
@@ -739,11 +562,11 @@ impl GraphStore for Neo4jStore {
     }
 
     fn records(&self, kind: &str) -> Result<Vec<(String, String)>> {
-        self.read(|m| m.records(kind))
+        self.read_records(kind)
     }
 
     fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()> {
-        self.mutate(|m| m.put_records(kind, records))
+        self.write_records(kind, records)
     }
 
     fn tool_vectors(
@@ -820,6 +643,7 @@ impl GraphStore for Neo4jStore {
 
     fn sync(&self) -> Result<Synced> {
         self.catch_up()?;
+        self.catch_up_records()?;
         Ok(std::mem::take(
             &mut *self
                 .unreported
@@ -836,83 +660,5 @@ impl Sparql for Neo4jStore {
         limit: Option<std::time::Duration>,
     ) -> Result<crate::graph::SparqlOutput> {
         self.read(|m| m.query_within(query, limit))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_transient_commit_failure_is_a_conflict_to_retry() {
-        let server = GraphServer {
-            url: "bolt://127.0.0.1:7687".into(),
-            user: "root".into(),
-            password: String::new(),
-            database: "tg".into(),
-        };
-        // What neo4rs 0.8 returned for a concurrent commit on ArcadeDB.
-        let commit = neo4rs::Error::UnexpectedMessage(
-            "unexpected response for COMMIT: Failure(Failure { metadata: BoltMap { value: \
-             {BoltString { value: \"code\" }: String(BoltString { value: \
-             \"Neo.TransientError.Transaction.DeadlockDetected\" })} } })"
-                .into(),
-        );
-        assert!(matches!(bolt_err(&server, commit), Error::Conflict(_)));
-        let other =
-            neo4rs::Error::UnexpectedMessage("unexpected response for BEGIN: Ignored".into());
-        assert!(matches!(bolt_err(&server, other), Error::Store(_)));
-    }
-
-    #[test]
-    fn statements_round_trip_through_their_server_form() {
-        let g = NamedNode::new("urn:toolgraph:source:seeds/x.ttl").unwrap();
-        let s = NamedNode::new("https://toolgraph.dev/tool/a").unwrap();
-        let quads = vec![
-            Quad::new(
-                s.clone(),
-                NamedNode::new(tg::PERFORMS).unwrap(),
-                NamedNode::new("https://toolgraph.dev/verb/book").unwrap(),
-                g.clone(),
-            ),
-            Quad::new(
-                s.clone(),
-                NamedNode::new(vocab::RDFS_LABEL).unwrap(),
-                Literal::new_language_tagged_literal("réserver", "fr").unwrap(),
-                g.clone(),
-            ),
-            Quad::new(
-                s.clone(),
-                NamedNode::new(tg::READ_ONLY).unwrap(),
-                Literal::from(true),
-                g.clone(),
-            ),
-            Quad::new(
-                BlankNode::new("b0").unwrap(),
-                NamedNode::new("urn:x:other").unwrap(),
-                Literal::new_simple_literal("plain"),
-                GraphName::DefaultGraph,
-            ),
-        ];
-        for q in &quads {
-            let st = encode(q).unwrap();
-            assert_eq!(&decode(&st).unwrap(), q);
-            assert_eq!(st.k, key(q));
-            assert_eq!(st.k.len(), 32);
-        }
-        assert_eq!(rel_type(tg::PERFORMS), "PERFORMS");
-        assert_eq!(rel_type("urn:x:other"), OTHER_PREDICATE);
-    }
-
-    #[test]
-    fn query_files_name_only_listed_identifiers() {
-        for (_, t) in REL_TYPES {
-            let q = with_identifier(Q_CREATE_LINKS, "__TYPE__", t);
-            assert!(q.contains(&format!("[:{t} {{")), "{q}");
-            assert!(!q.contains("//"));
-        }
-        for (_, l) in LABELS {
-            assert!(with_identifier(Q_LABEL, "__LABEL__", l).contains(&format!("SET n:{l}")));
-        }
     }
 }

@@ -1,0 +1,279 @@
+//! The airlock's records: sources, review items, their health, reviews,
+//! and the reports of scans and probes.
+
+use super::pin::{self, Pinned};
+use super::screen::Reason;
+use crate::error::{Error, Field, Result};
+use crate::model::ToolDescriptor;
+use crate::policy::limits::{Budget, Grant, UsagePolicy};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What kind of place a source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// An OpenAPI 3 spec: a file or an http(s) URL.
+    Openapi,
+    /// An MCP server URL (Streamable HTTP); its `tools/list` is read.
+    Mcp,
+    /// A folder of manifests (MCP, OpenAPI, JSONL).
+    Directory,
+}
+
+/// Parses a snake_case enum value the way its JSON form is written (one
+/// spelling for the API, the command line and the store).
+pub fn parse_name<T: serde::de::DeserializeOwned>(
+    field: Field,
+    s: &str,
+    expected: &str,
+) -> Result<T> {
+    let v = s.trim().to_ascii_lowercase();
+    serde_json::from_value(Value::String(v.clone())).map_err(|_| {
+        let name = field.path();
+        Error::invalid_field(field, format!("unknown {name} `{v}` ({expected})"))
+    })
+}
+
+impl std::str::FromStr for SourceKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        parse_name(Field::SourceKind, s, "openapi, mcp or directory")
+    }
+}
+
+/// A source to add.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSource {
+    pub kind: SourceKind,
+    /// A file, a folder, or an http(s) URL.
+    pub location: String,
+    /// Rescan every this many seconds (off when absent).
+    #[serde(default)]
+    pub schedule_seconds: Option<u64>,
+    /// A URL probed for the health of every tool of this source.
+    #[serde(default)]
+    pub health_url: Option<String>,
+}
+
+/// A registered source of tool definitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ToolSource {
+    pub id: String,
+    pub kind: SourceKind,
+    pub location: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_seconds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_url: Option<String>,
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scanned_at: Option<u64>,
+    /// Why the last scan failed (cleared by a successful one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Tools the last successful scan found.
+    #[serde(default)]
+    pub tools: usize,
+    /// Added by gap discovery for this verb.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovered_for: Option<String>,
+}
+
+/// Where a discovered tool stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Waiting for review; not searchable.
+    Pending,
+    /// Registered and searchable, pinned to the approved content.
+    Approved,
+    /// Refused; stays refused across rescans until its content changes.
+    Rejected,
+    /// Approved once, then its content changed: out of search until reviewed.
+    Changed,
+    /// No longer offered by its source: out of search.
+    Missing,
+}
+
+impl std::str::FromStr for Status {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        parse_name(
+            Field::ReviewStatus,
+            s,
+            "pending, approved, rejected, changed or missing",
+        )
+    }
+}
+
+/// A person's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Review {
+    /// `approved` or `rejected`.
+    pub action: String,
+    pub by: String,
+    pub at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A tool's health as its probes saw it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Health {
+    pub url: String,
+    pub active: bool,
+    pub consecutive_failures: u32,
+    pub consecutive_successes: u32,
+    pub checks: u64,
+    pub failures: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_latency_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checked_at: Option<u64>,
+}
+
+/// A discovered tool under review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PendingTool {
+    pub id: String,
+    /// The source id.
+    pub source: String,
+    pub name: String,
+    pub status: Status,
+    /// Screening findings and the item's history (changed, missing, gap).
+    pub reasons: Vec<Reason>,
+    /// What changed since the approved (pinned) version.
+    #[serde(default)]
+    pub diff: Vec<pin::Change>,
+    /// sha256 of the current content's canonical form.
+    pub hash: String,
+    /// The hash approval pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_hash: Option<String>,
+    /// The tool as the importer read it.
+    #[schema(value_type = Object)]
+    pub manifest: ToolDescriptor,
+    #[schema(value_type = Object)]
+    pub content: Pinned,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Object)]
+    pub pinned: Option<Pinned>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<UsagePolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
+    pub discovered_at: u64,
+    pub updated_at: u64,
+}
+
+impl PendingTool {
+    /// A tool a scan found for the first time: pending review.
+    pub(super) fn discovered(
+        id: String,
+        source: &str,
+        manifest: ToolDescriptor,
+        content: Pinned,
+        reasons: Vec<Reason>,
+        at: u64,
+    ) -> Self {
+        Self {
+            id,
+            source: source.to_string(),
+            name: manifest.name.clone(),
+            status: Status::Pending,
+            reasons,
+            diff: Vec::new(),
+            hash: content.hash(),
+            pinned_hash: None,
+            manifest,
+            content,
+            pinned: None,
+            policy: None,
+            health: None,
+            review: None,
+            discovered_at: at,
+            updated_at: at,
+        }
+    }
+}
+
+/// An approval: the usage policy, and a health check.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    #[serde(default)]
+    pub rate_limit: Option<u32>,
+    #[serde(default)]
+    pub budget: Option<Budget>,
+    #[serde(default)]
+    pub access: Option<Grant>,
+    /// A URL probed on a schedule (2xx = healthy); default: the source's.
+    #[serde(default)]
+    pub health_url: Option<String>,
+}
+
+/// What one scan found.
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
+pub struct ScanReport {
+    pub source: String,
+    pub discovered: usize,
+    /// Item ids by what happened to them.
+    pub new: Vec<String>,
+    pub changed: Vec<String>,
+    pub missing: Vec<String>,
+    pub unchanged: usize,
+    /// Came back with the approved content: searchable again.
+    pub restored: Vec<String>,
+}
+
+/// One health probe's outcome.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ProbeReport {
+    pub item: String,
+    pub tool: String,
+    pub ok: bool,
+    pub latency_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Switched off or back on by this probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switched: Option<String>,
+}
+
+/// What a discovery run did.
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
+pub struct DiscoveryReport {
+    /// Gaps looked at, most frequent first.
+    pub gaps: Vec<String>,
+    /// Pending items marked as possibly filling a gap.
+    pub candidates: Vec<String>,
+    /// Sources added from the API directory.
+    pub sources: Vec<String>,
+    /// Directory entries that could not be read (the run goes on).
+    pub errors: Vec<String>,
+}
+
+pub(super) fn short_hash(parts: &[&str]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The store source an approved tool is registered under.
+pub fn store_source(source: &str, name: &str) -> String {
+    format!("airlock/{source}/{name}")
+}

@@ -1,0 +1,135 @@
+//! The review queue: items, approval and rejection. Each decision writes
+//! the item first and the catalog second, so a crash in between leaves a
+//! record that [`Airlock::heal`] carries through at the next start: an
+//! approval rolls forward (the tool is registered), a rejection too (the
+//! tool is unloaded).
+
+use super::model::{Approval, Health, PendingTool, Review, Status, store_source};
+use super::{Airlock, fetch};
+use crate::error::{Error, Field, Kind, Result};
+use crate::policy::limits::{UsagePolicy, now};
+
+impl Airlock {
+    /// Review items, optionally of one status, newest change first.
+    pub fn items(&self, status: Option<Status>) -> Vec<PendingTool> {
+        let mut out: Vec<PendingTool> = self
+            .lock()
+            .items
+            .values()
+            .filter(|i| status.is_none_or(|s| i.status == s))
+            .cloned()
+            .collect();
+        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        out
+    }
+
+    pub fn item(&self, id: &str) -> Result<PendingTool> {
+        self.lock()
+            .items
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Error::not_found(Kind::ReviewItem, id))
+    }
+
+    /// Approves an item: registers it (searchable from now on) with its
+    /// usage policy and health check, and pins its content.
+    pub fn approve(&self, id: &str, approval: Approval, by: &str) -> Result<PendingTool> {
+        let _one = self.one_change();
+        let before = self.item(id)?;
+        if before.status == Status::Missing {
+            return Err(Error::Conflict(format!(
+                "`{}` is no longer offered by its source: rescan it first",
+                before.name
+            )));
+        }
+        if before.status == Status::Approved {
+            return Err(Error::Conflict(format!(
+                "`{}` is approved already",
+                before.name
+            )));
+        }
+        if let Some(h) = &approval.health_url
+            && !fetch::is_url(h)
+        {
+            return Err(Error::invalid_field(
+                Field::ApprovalHealthUrl,
+                "a health check is an http(s) URL",
+            ));
+        }
+        // Checked before anything is written.
+        let policy = self.engine.check_usage_policy(&UsagePolicy {
+            rate_limit: approval.rate_limit,
+            budget: approval.budget,
+            access: approval.access,
+        })?;
+        let health_url = approval.health_url.or_else(|| {
+            self.lock()
+                .sources
+                .get(&before.source)
+                .and_then(|s| s.health_url.clone())
+        });
+        let mut item = before.clone();
+        item.health = health_url.map(|url| Health {
+            url,
+            active: true,
+            ..Health::default()
+        });
+        item.status = Status::Approved;
+        item.pinned = Some(item.content.clone());
+        item.pinned_hash = Some(item.hash.clone());
+        item.diff.clear();
+        item.policy = (!policy.is_empty()).then(|| policy.clone());
+        item.review = Some(Review {
+            action: "approved".into(),
+            by: by.to_string(),
+            at: now(),
+            reason: None,
+        });
+        item.updated_at = now();
+        self.engine
+            .set_usage_policy(&item.name, item.policy.clone())?;
+        self.engine.set_inactive(&item.name, None)?;
+        self.save_items(std::slice::from_ref(&item))?;
+        let registered = self.engine.register_tools(
+            &store_source(&item.source, &item.name),
+            vec![item.manifest.clone()],
+        );
+        if let Err(e) = registered {
+            // The tool cannot be registered (a constraint, the store): the
+            // approval did not happen.
+            self.save_items(std::slice::from_ref(&before))?;
+            self.engine
+                .set_usage_policy(&before.name, before.policy.clone())?;
+            return Err(e);
+        }
+        Ok(item)
+    }
+
+    /// Rejects an item (an approved one leaves search); it stays rejected
+    /// across rescans until its content changes. Whatever the item's state,
+    /// the catalog holds no tool for it afterwards.
+    pub fn reject(&self, id: &str, reason: &str, by: &str) -> Result<PendingTool> {
+        if reason.trim().is_empty() {
+            return Err(Error::invalid_field(
+                Field::RejectReason,
+                "say why the tool is rejected",
+            ));
+        }
+        let _one = self.one_change();
+        let mut item = self.item(id)?;
+        item.status = Status::Rejected;
+        item.review = Some(Review {
+            action: "rejected".into(),
+            by: by.to_string(),
+            at: now(),
+            reason: Some(reason.trim().chars().take(2_000).collect()),
+        });
+        item.updated_at = now();
+        self.save_items(std::slice::from_ref(&item))?;
+        self.catalog_write(|| {
+            self.engine
+                .unload_sources(&[store_source(&item.source, &item.name)])
+        })?;
+        Ok(item)
+    }
+}

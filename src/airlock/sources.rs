@@ -1,0 +1,504 @@
+//! Sources: adding, listing, deleting, and scanning them. A scan reads the
+//! source without any lock, works out what changed (a pure plan over the
+//! items as they were), then writes the items and only then the catalog.
+
+use super::model::{
+    NewSource, PendingTool, ScanReport, SourceKind, Status, ToolSource, short_hash, store_source,
+};
+use super::pin::Pinned;
+use super::screen::{self, Reason};
+use super::{Airlock, ITEMS, SOURCES, fetch};
+use crate::error::{Error, Field, Kind, Result};
+use crate::import::{self, Format};
+use crate::model::ToolDescriptor;
+use crate::policy::limits::now;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+
+/// A discovered tool with the raw manifest node it came from.
+pub(super) struct Found {
+    pub descriptor: ToolDescriptor,
+    pub raw: Option<Value>,
+}
+
+/// Every string under a raw manifest node, with its JSON pointer.
+fn strings(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::String(s) => out.push((at.to_string(), s.clone())),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                strings(x, &format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                strings(x, &format!("{at}/{}", import::escape_pointer(k)), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The raw document of a manifest text (JSON or YAML), for screening.
+fn raw_document(text: &str) -> Option<Value> {
+    let body = text.trim_start_matches('\u{feff}');
+    serde_json::from_str(body)
+        .ok()
+        .or_else(|| serde_yaml_ng::from_str(body).ok())
+}
+
+/// The node of `doc` a descriptor's `source` (`file#/pointer`) points at.
+fn node<'a>(doc: &'a Value, descriptor: &ToolDescriptor) -> Option<&'a Value> {
+    let pointer = descriptor.source.rsplit_once('#')?.1;
+    doc.pointer(pointer)
+}
+
+fn content_of(found: &Found) -> Pinned {
+    let d = &found.descriptor;
+    let schema = found
+        .raw
+        .as_ref()
+        .and_then(|raw| {
+            raw.get("inputSchema").cloned().or_else(|| {
+                let params = raw.get("parameters");
+                let body = raw.get("requestBody");
+                (params.is_some() || body.is_some())
+                    .then(|| serde_json::json!({"parameters": params, "requestBody": body}))
+            })
+        })
+        .unwrap_or_else(|| serde_json::to_value(&d.params).unwrap_or(Value::Null));
+    Pinned {
+        name: d.name.clone(),
+        description: d.description.clone(),
+        input_schema: schema,
+    }
+}
+
+/// Screening findings for one discovered tool.
+fn screening<'a>(found: &Found, registered: impl IntoIterator<Item = &'a str>) -> Vec<Reason> {
+    let d = &found.descriptor;
+    let mut texts: Vec<(String, String)> = Vec::new();
+    match &found.raw {
+        Some(raw) => strings(raw, "", &mut texts),
+        None => {
+            texts.push(("/description".into(), d.description.clone()));
+            for p in &d.params {
+                texts.push((
+                    format!("/params/{}/description", p.name),
+                    p.description.clone(),
+                ));
+            }
+        }
+    }
+    let mut out = screen::screen_name(&d.name, registered);
+    for (field, text) in texts {
+        let field = field.trim_start_matches('/');
+        for r in screen::screen_text(if field.is_empty() { "text" } else { field }, &text) {
+            if !out
+                .iter()
+                .any(|o| o.code == r.code && o.message == r.message)
+            {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// What one scan changes: items to write, catalog sources to unload,
+/// items to register again, and the report.
+#[derive(Default)]
+struct Plan {
+    items: Vec<PendingTool>,
+    unload: Vec<String>,
+    restore: Vec<PendingTool>,
+    report: ScanReport,
+}
+
+/// What a scan compares each found tool with.
+struct Known<'a> {
+    source: &'a ToolSource,
+    /// The source's items as they were.
+    items: &'a BTreeMap<String, PendingTool>,
+    /// Content hashes of pinned tools of every source, with their names.
+    pinned: &'a [(String, String)],
+    /// Names other sources registered, with the store source.
+    registered: &'a [(String, String)],
+    at: u64,
+}
+
+impl Known<'_> {
+    /// The plan of a scan that found `found`.
+    fn plan(&self, found: Vec<Found>) -> Plan {
+        let mut plan = Plan {
+            report: ScanReport {
+                source: self.source.id.clone(),
+                discovered: found.len(),
+                ..ScanReport::default()
+            },
+            ..Plan::default()
+        };
+        let mut seen = HashSet::new();
+        for f in found {
+            let id = format!(
+                "tool-{}",
+                short_hash(&[&self.source.id, &f.descriptor.name])
+            );
+            if seen.insert(id.clone()) {
+                self.found_one(&mut plan, id, f);
+            }
+        }
+        for item in self.items.values().filter(|i| !seen.contains(&i.id)) {
+            self.gone(&mut plan, item.clone());
+        }
+        plan
+    }
+
+    /// A tool the source still (or newly) offers.
+    fn found_one(&self, plan: &mut Plan, id: String, f: Found) {
+        let name = f.descriptor.name.clone();
+        let content = content_of(&f);
+        let hash = content.hash();
+        let own = store_source(&self.source.id, &name);
+        let others = self
+            .registered
+            .iter()
+            .filter(|(_, s)| *s != own)
+            .map(|(n, _)| n.as_str());
+        let mut reasons = screening(&f, others);
+        if let Some((_, was)) = self
+            .pinned
+            .iter()
+            .find(|(h, n)| *h == content.content_hash() && *n != name)
+        {
+            reasons.push(Reason::new(
+                "possible_rename",
+                format!("same description and schema as pinned tool `{was}`"),
+            ));
+        }
+        let Some(mut item) = self.items.get(&id).cloned() else {
+            plan.report.new.push(id.clone());
+            plan.items.push(PendingTool::discovered(
+                id,
+                &self.source.id,
+                f.descriptor,
+                content,
+                reasons,
+                self.at,
+            ));
+            return;
+        };
+        let same_as_pin = item.pinned_hash.as_deref() == Some(hash.as_str());
+        let gaps: Vec<Reason> = item
+            .reasons
+            .iter()
+            .filter(|r| r.code == "gap")
+            .cloned()
+            .collect();
+        match item.status {
+            Status::Approved if same_as_pin => {
+                plan.report.unchanged += 1;
+                return;
+            }
+            Status::Rejected | Status::Pending if item.hash == hash => {
+                plan.report.unchanged += 1;
+                return;
+            }
+            Status::Changed | Status::Missing if same_as_pin => {
+                item.status = Status::Approved;
+                item.diff.clear();
+                plan.report.restored.push(id.clone());
+            }
+            Status::Approved | Status::Changed | Status::Missing => {
+                if item.status == Status::Approved {
+                    plan.unload.push(store_source(&self.source.id, &name));
+                }
+                item.status = Status::Changed;
+                if let Some(p) = &item.pinned {
+                    item.diff = p.diff(&content);
+                }
+                reasons.insert(
+                    0,
+                    Reason::new(
+                        "changed",
+                        "its content changed since approval: out of search until reviewed again",
+                    ),
+                );
+                plan.report.changed.push(id.clone());
+            }
+            // A rejected tool whose content changed is reviewed again.
+            Status::Rejected | Status::Pending => {
+                item.status = Status::Pending;
+                plan.report.new.push(id.clone());
+            }
+        }
+        if item.status != Status::Approved {
+            item.reasons = reasons;
+            item.reasons.extend(gaps);
+        }
+        item.hash = hash;
+        item.manifest = f.descriptor;
+        item.content = content;
+        item.updated_at = self.at;
+        if item.status == Status::Approved {
+            plan.restore.push(item.clone());
+        }
+        plan.items.push(item);
+    }
+
+    /// An item the source no longer offers.
+    fn gone(&self, plan: &mut Plan, mut item: PendingTool) {
+        match item.status {
+            Status::Approved | Status::Changed | Status::Pending => {
+                if item.status == Status::Approved {
+                    plan.unload.push(store_source(&self.source.id, &item.name));
+                }
+                item.status = Status::Missing;
+                item.reasons.retain(|r| r.code != "missing");
+                item.reasons.insert(
+                    0,
+                    Reason::new("missing", "its source no longer offers it: out of search"),
+                );
+                item.updated_at = self.at;
+                plan.report.missing.push(item.id.clone());
+                plan.items.push(item);
+            }
+            Status::Rejected | Status::Missing => {}
+        }
+    }
+}
+
+impl Airlock {
+    /// Adds a source (not scanned yet). The same kind and location twice is
+    /// a conflict.
+    pub fn add_source(&self, new: NewSource) -> Result<ToolSource> {
+        self.add_source_for(new, None)
+    }
+
+    pub(super) fn add_source_for(&self, new: NewSource, gap: Option<&str>) -> Result<ToolSource> {
+        let location = new.location.trim().to_string();
+        check_location(new.kind, &location)?;
+        if let Some(h) = &new.health_url
+            && !fetch::is_url(h)
+        {
+            return Err(Error::invalid_field(
+                Field::SourceHealthUrl,
+                "a health check is an http(s) URL",
+            ));
+        }
+        if new.schedule_seconds == Some(0) {
+            return Err(Error::invalid_field(
+                Field::SourceSchedule,
+                "a schedule is at least 1 s",
+            ));
+        }
+        let kind = serde_json::to_value(new.kind).unwrap_or(Value::Null);
+        let id = format!(
+            "src-{}",
+            short_hash(&[kind.as_str().unwrap_or(""), &location])
+        );
+        let _one = self.one_change();
+        if let Some(existing) = self.lock().sources.get(&id) {
+            return Err(Error::Conflict(format!(
+                "source `{}` already reads {location}",
+                existing.id
+            )));
+        }
+        let source = ToolSource {
+            id: id.clone(),
+            kind: new.kind,
+            location,
+            schedule_seconds: new.schedule_seconds,
+            health_url: new.health_url,
+            created_at: now(),
+            last_scanned_at: None,
+            last_error: None,
+            tools: 0,
+            discovered_for: gap.map(str::to_string),
+        };
+        self.save_source(&source)?;
+        Ok(source)
+    }
+
+    pub fn sources(&self) -> Vec<ToolSource> {
+        self.lock().sources.values().cloned().collect()
+    }
+
+    pub fn source(&self, id: &str) -> Result<ToolSource> {
+        self.lock()
+            .sources
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Error::not_found(Kind::Source, id))
+    }
+
+    /// Sources whose schedule says they are due now.
+    pub fn due_now(&self) -> Vec<String> {
+        let at = now();
+        self.lock()
+            .sources
+            .values()
+            .filter(|s| {
+                s.schedule_seconds
+                    .is_some_and(|every| s.last_scanned_at.is_none_or(|l| l + every <= at))
+            })
+            .map(|s| s.id.clone())
+            .collect()
+    }
+
+    /// Deletes a source, its review items, and the tools approved from it
+    /// (they leave search). The records go first; the catalog follows.
+    pub fn delete_source(&self, id: &str) -> Result<()> {
+        let _one = self.one_change();
+        let items: Vec<PendingTool> = {
+            let state = self.lock();
+            if !state.sources.contains_key(id) {
+                return Err(Error::not_found(Kind::Source, id));
+            }
+            state
+                .items
+                .values()
+                .filter(|i| i.source == id)
+                .cloned()
+                .collect()
+        };
+        let gone: Vec<(String, Option<String>)> =
+            items.iter().map(|i| (i.id.clone(), None)).collect();
+        self.engine.store().put_records(ITEMS, &gone)?;
+        self.engine
+            .store()
+            .put_records(SOURCES, &[(id.to_string(), None)])?;
+        {
+            let mut state = self.lock();
+            for i in &items {
+                state.items.remove(&i.id);
+            }
+            state.sources.remove(id);
+        }
+        let stores: Vec<String> = items.iter().map(|i| store_source(id, &i.name)).collect();
+        self.catalog_write(|| self.engine.unload_sources(&stores))?;
+        for i in &items {
+            self.engine.set_usage_policy(&i.name, None)?;
+            self.engine.set_inactive(&i.name, None)?;
+        }
+        Ok(())
+    }
+
+    /// Reads what a source offers (no state touched, no lock held).
+    fn discover(&self, source: &ToolSource) -> Result<Vec<Found>> {
+        let bounds = self.options.bounds;
+        let parse = |file: &str, text: &str, format: Format| -> Result<Vec<Found>> {
+            let raw = raw_document(text);
+            Ok(import::parse_manifest(file, text, format)?
+                .into_iter()
+                .map(|descriptor| Found {
+                    raw: raw.as_ref().and_then(|doc| node(doc, &descriptor)).cloned(),
+                    descriptor,
+                })
+                .collect())
+        };
+        match source.kind {
+            SourceKind::Openapi => {
+                let text = fetch::text(&source.location, bounds)?;
+                parse(&source.location, &text, Format::OpenApi)
+            }
+            SourceKind::Mcp => {
+                let listed = fetch::mcp_tools(&source.location, bounds)?;
+                parse(&source.location, &listed.to_string(), Format::Mcp)
+            }
+            SourceKind::Directory => {
+                let mut out = Vec::new();
+                for (f, text) in fetch::folder(&source.location, bounds)? {
+                    match import::detect_format(&f, &text) {
+                        Some(Format::Turtle) | None => continue,
+                        Some(format) => out.extend(parse(&f.display().to_string(), &text, format)?),
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Scans a source now: new tools become pending, approved tools whose
+    /// content changed leave search (`changed`, with a diff), tools no longer
+    /// offered leave search (`missing`). A failed read is recorded on the
+    /// source (`last_error`) and returned; nothing else changes.
+    pub fn scan(&self, id: &str) -> Result<ScanReport> {
+        let source = self.source(id)?;
+        let found = self.discover(&source);
+        let _one = self.one_change();
+        let mut source = self.source(id)?;
+        source.last_scanned_at = Some(now());
+        let found = match found {
+            Ok(f) => f,
+            Err(e) => {
+                source.last_error = Some(e.report());
+                self.save_source(&source)?;
+                return Err(e);
+            }
+        };
+        let registered = self.engine.registered_names();
+        let (items, pinned) = {
+            let state = self.lock();
+            let items: BTreeMap<String, PendingTool> = state
+                .items
+                .iter()
+                .filter(|(_, i)| i.source == id)
+                .map(|(k, i)| (k.clone(), i.clone()))
+                .collect();
+            let pinned: Vec<(String, String)> = state
+                .items
+                .values()
+                .filter_map(|i| Some((i.pinned.as_ref()?.content_hash(), i.name.clone())))
+                .collect();
+            (items, pinned)
+        };
+        let plan = Known {
+            source: &source,
+            items: &items,
+            pinned: &pinned,
+            registered: &registered,
+            at: now(),
+        }
+        .plan(found);
+        // The records first: the catalog follows them (and `heal` makes it
+        // agree should the catalog write fail or the process stop).
+        self.save_items(&plan.items)?;
+        self.catalog_write(|| {
+            self.engine.unload_sources(&plan.unload)?;
+            for item in &plan.restore {
+                self.engine.register_tools(
+                    &store_source(&item.source, &item.name),
+                    vec![item.manifest.clone()],
+                )?;
+            }
+            Ok(())
+        })?;
+        source.last_error = None;
+        source.tools = plan.report.discovered;
+        self.save_source(&source)?;
+        Ok(plan.report)
+    }
+}
+
+/// A source's location, checked for its kind.
+fn check_location(kind: SourceKind, location: &str) -> Result<()> {
+    let bad = |message: String| Err(Error::invalid_field(Field::SourceLocation, message));
+    if location.is_empty() {
+        return bad("a source needs a location".into());
+    }
+    match kind {
+        SourceKind::Mcp if !fetch::is_url(location) => {
+            bad(format!("an MCP source is an http(s) URL, not `{location}`"))
+        }
+        SourceKind::Directory if !std::path::Path::new(location).is_dir() => {
+            bad(format!("`{location}` is not a folder"))
+        }
+        SourceKind::Openapi
+            if !fetch::is_url(location) && !std::path::Path::new(location).is_file() =>
+        {
+            bad(format!("`{location}` is neither an http(s) URL nor a file"))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,151 @@
+//! One request through the ranking pipeline: the embedding on this thread,
+//! the request parsed and its graph and lexical channels worked out on the
+//! other core meanwhile, then fusion.
+
+use super::{Engine, SearchRequest};
+use crate::catalog::Catalog;
+use crate::embed::Embedder;
+use crate::error::{Error, Field, Result};
+use crate::rank::Mode;
+use crate::rank::pipeline::{self, Ranked};
+use crate::rank::query::{Query, embedding_texts};
+use crate::scope::Scope;
+use std::sync::{Arc, OnceLock};
+
+/// A request's embedding and its steps' (`None`: no dense channel).
+type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
+
+impl Engine {
+    /// Parses the request, gathers the pipeline's inputs (graph hits in
+    /// scope, query vectors) and runs it. Graph paths are written out only
+    /// when the request asks for explanations.
+    pub(super) fn rank(
+        &self,
+        catalog: &Catalog,
+        scope: &Scope,
+        req: &SearchRequest,
+        vector: Option<Vec<f32>>,
+        limit: usize,
+    ) -> Result<(Query, Ranked)> {
+        let embedder = self.dense_embedder(catalog, req.mode)?;
+        // What gets embedded is known before the request is parsed.
+        let (text, step_texts) = embedding_texts(&req.text, req.verb.as_deref(), self.rank.steps);
+        // Embedding the request is the one real cost: the request is parsed
+        // and its graph and lexical channels worked out on the other core
+        // meanwhile (unless the query cache answers). The embedding stays on
+        // this long-lived thread, whose allocator heap is warm.
+        let embeds = embedder.is_some()
+            && vector.is_none()
+            && !self.queries.contains(std::slice::from_ref(&text));
+        let embed =
+            move || self.embed_request(embedder, std::slice::from_ref(&text), &step_texts, vector);
+        // The parsed request outlives the thread that parses it: the
+        // channels worked out there borrow it.
+        let parsed: OnceLock<Query> = OnceLock::new();
+        let understand = || {
+            let query = parsed.get_or_init(|| {
+                let _stage = tracing::info_span!("stage", stage = "extract").entered();
+                Query {
+                    dependencies: req.dependencies,
+                    ..Query::parse(
+                        catalog,
+                        &req.text,
+                        req.verb.as_deref(),
+                        req.mode,
+                        self.rank.steps,
+                    )
+                }
+            });
+            (query, pipeline::prepare(catalog, query, scope, &self.rank))
+        };
+        let ranked = std::thread::scope(|s| {
+            let ((query, prepared), embedded);
+            let dense = if embeds {
+                let other = s.spawn(understand);
+                // The dense channel needs only the embedding: it is worked
+                // out while the other thread may still be walking the graph.
+                embedded = embed()?;
+                let dense = pipeline::dense(
+                    catalog,
+                    embedded.0.as_deref(),
+                    &embedded.1,
+                    scope,
+                    &self.rank,
+                );
+                (query, prepared) = other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                dense
+            } else {
+                (query, prepared) = understand();
+                embedded = embed()?;
+                pipeline::dense(
+                    catalog,
+                    embedded.0.as_deref(),
+                    &embedded.1,
+                    scope,
+                    &self.rank,
+                )
+            };
+            let settings = pipeline::Settings {
+                cfg: &self.rank,
+                calibration: &self.calibration,
+                limit,
+                explain: req.explain,
+            };
+            Ok::<_, Error>(pipeline::run(
+                catalog, query, scope, prepared, dense, settings,
+            ))
+        })?;
+        // Both branches above parse the request before anything can fail.
+        let query = parsed.into_inner().expect("the request is parsed");
+        Ok((query, ranked))
+    }
+
+    /// The embedder when the dense channel ranks in `mode` (an error when
+    /// dense mode is asked of an engine without one).
+    fn dense_embedder(&self, catalog: &Catalog, mode: Mode) -> Result<Option<&Arc<dyn Embedder>>> {
+        match &self.embedder {
+            Some(embedder) if mode.uses_dense() && catalog.has_vectors() => Ok(Some(embedder)),
+            None if mode == Mode::Dense => Err(Error::invalid_field(
+                Field::SearchMode,
+                "dense mode needs embeddings (run without --no-embed)",
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// The request's embedding (`text`: its one text) and its steps'
+    /// (`vector`: computed already), through the query cache.
+    fn embed_request(
+        &self,
+        embedder: Option<&Arc<dyn Embedder>>,
+        text: &[String],
+        step_texts: &[String],
+        vector: Option<Vec<f32>>,
+    ) -> Result<Embedded> {
+        let Some(embedder) = embedder else {
+            return Ok((None, Vec::new()));
+        };
+        let _stage = tracing::info_span!("stage", stage = "embed").entered();
+        let whole = match vector {
+            Some(v) => v,
+            None => {
+                let batch = self.queries.get_or_embed(text, || {
+                    let one = text.first().map_or("", String::as_str);
+                    embedder.embed_query(one).map(|v| vec![v])
+                })?;
+                batch.first().cloned().unwrap_or_default()
+            }
+        };
+        let steps = if step_texts.is_empty() {
+            Vec::new()
+        } else {
+            let batch = self
+                .queries
+                .get_or_embed(step_texts, || embedder.embed_documents(step_texts))?;
+            batch.to_vec()
+        };
+        Ok((Some(whole), steps))
+    }
+}
