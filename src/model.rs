@@ -97,6 +97,27 @@ pub struct ToolDescriptor {
 pub struct Dependency {
     /// Id or name of the tool depended on (its name once in the catalog).
     pub on: String,
+    #[serde(flatten)]
+    pub facts: DependencyFacts,
+}
+
+/// What a dependency says beyond its two tools: how, through which
+/// parameter, why. One definition for manifests, the catalog's edges,
+/// `GET /v1/tools/{name}/dependencies` and a match's `prerequisite_of`.
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+pub struct DependencyFacts {
     /// How it depends (`PARAMETER_DIRECTLY_DEPENDS_ON`), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -105,6 +126,13 @@ pub struct Dependency {
     pub parameter: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl DependencyFacts {
+    /// Nothing said beyond the two tools.
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_none() && self.parameter.is_none() && self.reason.is_none()
+    }
 }
 
 impl Dependency {
@@ -118,7 +146,7 @@ impl Dependency {
 
     /// Has a kind, a parameter or a reason (stored as a qualified edge).
     pub fn is_qualified(&self) -> bool {
-        self.kind.is_some() || self.parameter.is_some() || self.reason.is_some()
+        !self.facts.is_empty()
     }
 }
 
@@ -146,9 +174,11 @@ impl<'de> Deserialize<'de> for Dependency {
             Either::Name(on) => Dependency::on(on),
             Either::Typed(t) => Dependency {
                 on: t.on,
-                kind: t.kind,
-                parameter: t.parameter,
-                reason: t.reason,
+                facts: DependencyFacts {
+                    kind: t.kind,
+                    parameter: t.parameter,
+                    reason: t.reason,
+                },
             },
         })
     }

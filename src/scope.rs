@@ -100,6 +100,7 @@ impl Scope {
     }
 
     /// Removes every tool of `other`.
+    #[cfg(test)]
     pub fn subtract(&mut self, other: &Scope) {
         let mut len = 0;
         for (i, w) in self.words.iter_mut().enumerate() {
@@ -112,11 +113,6 @@ impl Scope {
     /// Number of tools in scope.
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    /// True when no tool is in scope.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Size of the snapshot this scope is over.
@@ -152,12 +148,12 @@ mod tests {
             assert_eq!(all.len(), n);
             assert_eq!(all.iter().collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
             assert!(!all.contains(n));
-            assert!(Scope::none(n).is_empty());
+            assert!(Scope::none(n).len() == 0);
         }
         let mut s = Scope::none(10);
         assert!(s.insert(3) && !s.insert(3) && !s.insert(10));
         assert!(s.remove(3) && !s.remove(3));
-        assert!(s.is_empty());
+        assert!(s.len() == 0);
     }
 
     proptest! {

@@ -83,7 +83,7 @@ fn message_domains(catalog: &Catalog, scope: &Scope, ranking: &Ranking<'_>) -> V
     {
         for r in &m.iris {
             for i in scope.iter() {
-                let t = &catalog.tools[i];
+                let t = &catalog.tools()[i];
                 if t.entities.iter().any(|e| e.weight >= 0.5 && e.iri == r.iri) {
                     for d in &t.domains {
                         push_unique(&mut out, &d.iri);
@@ -95,7 +95,7 @@ fn message_domains(catalog: &Catalog, scope: &Scope, ranking: &Ranking<'_>) -> V
     if out.is_empty() && !ranking.abstain {
         let top = ranking.ranked.first().into_iter();
         for &i in top.chain(ranking.contenders) {
-            for d in &catalog.tools[i].domains {
+            for d in &catalog.tools()[i].domains {
                 push_unique(&mut out, &d.iri);
             }
         }
@@ -182,12 +182,12 @@ pub(crate) fn by_domains(
     }
     let universal: Vec<usize> = scope
         .iter()
-        .filter(|&i| catalog.tools[i].universal && !tools.contains(&i))
+        .filter(|&i| catalog.tools()[i].universal && !tools.contains(&i))
         .collect();
     if !universal.is_empty() {
         let names: Vec<&str> = universal
             .iter()
-            .map(|&i| catalog.tools[i].name.as_str())
+            .map(|&i| catalog.tools()[i].name.as_str())
             .collect();
         reasoning.push(format!(
             "always available (universal): {}",
@@ -198,7 +198,7 @@ pub(crate) fn by_domains(
     let selection = Selection {
         tool_names: tools
             .iter()
-            .map(|&i| catalog.tools[i].name.clone())
+            .map(|&i| catalog.tools()[i].name.clone())
             .collect(),
         domains: chosen.iter().map(|d| name(d)).collect(),
         dropped,
@@ -236,7 +236,7 @@ pub(crate) fn by_intents<'a>(
         .map(str::to_lowercase)
         .collect();
     let mut reasoning = Vec::new();
-    let mut picked = Scope::none(catalog.tools.len());
+    let mut picked = Scope::none(catalog.tools().len());
     let mut matched = Vec::new();
     for intent in intents {
         let Some(k) = intent.keywords.iter().find(|k| says(&words, k)) else {
@@ -245,7 +245,7 @@ pub(crate) fn by_intents<'a>(
         matched.push(name(&intent.iri));
         reasoning.push(format!("intent {} (\"{k}\")", name(&intent.iri)));
         for i in scope.iter() {
-            let t = &catalog.tools[i];
+            let t = &catalog.tools()[i];
             if intent.tools.contains(&t.iri)
                 || t.categories
                     .iter()
@@ -257,7 +257,7 @@ pub(crate) fn by_intents<'a>(
     }
     let intent_tools: Vec<String> = picked
         .iter()
-        .map(|i| catalog.tools[i].name.clone())
+        .map(|i| catalog.tools()[i].name.clone())
         .collect();
     for r in recent {
         if let Some(i) = catalog.find(r).filter(|&i| scope.contains(i))
@@ -266,7 +266,7 @@ pub(crate) fn by_intents<'a>(
             reasoning.push(format!("kept {r} (recent)"));
         }
     }
-    for i in scope.iter().filter(|&i| catalog.tools[i].universal) {
+    for i in scope.iter().filter(|&i| catalog.tools()[i].universal) {
         picked.insert(i);
     }
     if matched.is_empty() || picked.len() < MIN_INTENT_TOOLS {
@@ -283,14 +283,14 @@ pub(crate) fn by_intents<'a>(
     }
     let mut domains: Vec<String> = Vec::new();
     for i in picked.iter() {
-        for d in &catalog.tools[i].domains {
+        for d in &catalog.tools()[i].domains {
             push_unique(&mut domains, &d.iri);
         }
     }
     let selection = Selection {
         tool_names: picked
             .iter()
-            .map(|i| catalog.tools[i].name.clone())
+            .map(|i| catalog.tools()[i].name.clone())
             .collect(),
         domains: domains.iter().map(|d| name(d)).collect(),
         dropped: Vec::new(),

@@ -23,7 +23,7 @@
 
 use crate::extract::Extractor;
 use crate::lexical::tokenize;
-use crate::model::{MentionKind, Provenance, Tool};
+use crate::model::{DependencyFacts, MentionKind, Provenance, Tool};
 use crate::scope::Scope;
 use crate::vocab;
 use petgraph::graphmap::DiGraphMap;
@@ -79,9 +79,7 @@ pub(crate) struct Edge {
     pub provenance: Provenance,
     /// 1 for declared edges.
     pub confidence: f32,
-    pub kind: Option<String>,
-    pub parameter: Option<String>,
-    pub reason: Option<String>,
+    pub facts: DependencyFacts,
 }
 
 impl Edge {
@@ -134,9 +132,7 @@ impl Dependencies {
                         Edge {
                             provenance: Provenance::Curated,
                             confidence: 1.0,
-                            kind: dep.kind.clone(),
-                            parameter: dep.parameter.clone(),
-                            reason: dep.reason.clone(),
+                            facts: dep.facts.clone(),
                         },
                     );
                 }
@@ -484,12 +480,14 @@ fn infer(
                 let edge = Edge {
                     provenance: Provenance::Extracted,
                     confidence,
-                    kind: Some("PARAMETER_INFERRED".into()),
-                    parameter: Some(p.name.clone()),
-                    reason: Some(format!(
-                        "`{}` takes what `{}` produces",
-                        p.name, tools[j].name
-                    )),
+                    facts: DependencyFacts {
+                        kind: Some("PARAMETER_INFERRED".into()),
+                        parameter: Some(p.name.clone()),
+                        reason: Some(format!(
+                            "`{}` takes what `{}` produces",
+                            p.name, tools[j].name
+                        )),
+                    },
                 };
                 match best.get_mut(&(i, j)) {
                     Some(old) if old.confidence >= confidence => {}
@@ -594,11 +592,12 @@ mod tests {
         let (to, edge) = edges[0];
         assert_eq!(to, 0);
         assert_eq!(edge.provenance, Provenance::Extracted);
-        assert_eq!(edge.parameter.as_deref(), Some("playlist_id"));
+        assert_eq!(edge.facts.parameter.as_deref(), Some("playlist_id"));
         // an identifier suffix (0.9) from the only producer, verb list (1.0)
         assert!((edge.confidence - 0.9).abs() < 1e-6, "{edge:?}");
         assert!(
-            edge.reason
+            edge.facts
+                .reason
                 .as_deref()
                 .is_some_and(|r| r.contains("list_playlists"))
         );

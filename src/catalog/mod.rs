@@ -16,20 +16,20 @@ use std::collections::{HashMap, HashSet};
 
 #[derive(Debug)]
 pub(crate) struct Catalog {
-    pub tools: Vec<Tool>,
-    pub by_iri: HashMap<String, usize>,
+    tools: Vec<Tool>,
+    by_iri: HashMap<String, usize>,
     /// Lower-cased name and id -> tool indexes.
-    pub by_name: HashMap<String, Vec<usize>>,
+    by_name: HashMap<String, Vec<usize>>,
     /// Source name -> its tools (what reloading or unloading it replaces).
-    pub by_source: HashMap<String, Vec<usize>>,
+    by_source: HashMap<String, Vec<usize>>,
     /// Domain IRI -> its tools.
-    pub by_domain: HashMap<String, Vec<usize>>,
-    pub extractor: Extractor,
-    pub bm25: Bm25,
-    pub names: NameIndex,
+    by_domain: HashMap<String, Vec<usize>>,
+    extractor: Extractor,
+    bm25: Bm25,
+    names: NameIndex,
     /// Vector row of each tool (same order as `tools`), when embeddings are on.
-    pub vectors: Option<Vectors>,
-    pub vector_row: Vec<Option<usize>>,
+    vectors: Option<Vectors>,
+    vector_row: Vec<Option<usize>>,
     /// The tool of each vector row (the inverse of `vector_row`;
     /// `u32::MAX`: none), read through [`Catalog::tool_of_row`]. Four bytes
     /// a row: the dense channel's first pass reads it for every row (at
@@ -38,15 +38,15 @@ pub(crate) struct Catalog {
     /// Vector rows no tool has.
     rows_without_tool: usize,
     /// The tools without a vector row, ascending.
-    pub without_vector: Vec<usize>,
+    without_vector: Vec<usize>,
     /// Number of tools acting on each entity node (for IDF).
-    pub entity_df: HashMap<String, usize>,
-    pub broader: HashMap<String, Vec<String>>,
+    entity_df: HashMap<String, usize>,
+    broader: HashMap<String, Vec<String>>,
     /// Declared and inferred `dependsOn` edges between tool indexes.
-    pub deps: deps::Dependencies,
-    pub labels: HashMap<String, String>,
+    deps: deps::Dependencies,
+    labels: HashMap<String, String>,
     /// The graph channel's adjacency (verbs, entities, ontology hierarchy).
-    pub paths: paths::Paths,
+    paths: paths::Paths,
 }
 
 /// The text BM25 indexes for a tool: name (split), description and, with
@@ -74,6 +74,61 @@ impl Catalog {
             None,
             true,
         )
+    }
+
+    /// Every tool, in catalog order (a tool's index is its place here).
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The index of the tool with this IRI.
+    pub fn iri_index(&self, iri: &str) -> Option<usize> {
+        self.by_iri.get(iri).copied()
+    }
+
+    /// Each domain IRI with its tools.
+    pub fn domains(&self) -> impl Iterator<Item = (&String, &Vec<usize>)> {
+        self.by_domain.iter()
+    }
+
+    /// The request extractor over this catalog's lexicon.
+    pub fn extractor(&self) -> &Extractor {
+        &self.extractor
+    }
+
+    /// BM25 over the tools' names, descriptions and parameters.
+    pub fn bm25(&self) -> &Bm25 {
+        &self.bm25
+    }
+
+    /// Exact tool names a request may contain.
+    pub fn name_index(&self) -> &NameIndex {
+        &self.names
+    }
+
+    /// The tool vectors, when embeddings are on.
+    pub fn vectors(&self) -> Option<&Vectors> {
+        self.vectors.as_ref()
+    }
+
+    /// The vector row of tool `idx`.
+    pub fn vector_row(&self, idx: usize) -> Option<usize> {
+        self.vector_row.get(idx).copied().flatten()
+    }
+
+    /// The tools without a vector row, ascending.
+    pub fn without_vector(&self) -> &[usize] {
+        &self.without_vector
+    }
+
+    /// Declared and inferred `dependsOn` edges.
+    pub fn deps(&self) -> &deps::Dependencies {
+        &self.deps
+    }
+
+    /// The graph channel's adjacency.
+    pub fn paths(&self) -> &paths::Paths {
+        &self.paths
     }
 
     /// Number of tools.
@@ -322,7 +377,7 @@ impl Catalog {
     }
 
     /// The names of some tools, in order.
-    pub fn names(&self, idxs: &[usize]) -> Vec<String> {
+    pub fn names_of(&self, idxs: &[usize]) -> Vec<String> {
         idxs.iter()
             .filter_map(|&i| self.tools.get(i).map(|t| t.name.clone()))
             .collect()

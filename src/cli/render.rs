@@ -75,17 +75,17 @@ pub(crate) fn constellation_summary(c: &Constellation) -> String {
 /// `get_timezone (PARAMETER_DIRECTLY_DEPENDS_ON, parameter timezone: reason)`.
 pub(crate) fn dependency_label(d: &Dependency) -> String {
     let mut parts = Vec::new();
-    if let Some(k) = &d.kind {
+    if let Some(k) = &d.facts.kind {
         parts.push(k.clone());
     }
-    if let Some(p) = &d.parameter {
+    if let Some(p) = &d.facts.parameter {
         parts.push(format!("parameter {p}"));
     }
     let mut out = d.on.clone();
-    if !parts.is_empty() || d.reason.is_some() {
+    if !parts.is_empty() || d.facts.reason.is_some() {
         out.push_str(" (");
         out.push_str(&parts.join(", "));
-        if let Some(r) = &d.reason {
+        if let Some(r) = &d.facts.reason {
             if !parts.is_empty() {
                 out.push_str(": ");
             }
@@ -134,7 +134,7 @@ pub(crate) fn constellation_dot(t: &Tool) -> String {
         edge("availableOnChannel", &l.label, false);
     }
     for d in &t.depends_on {
-        let label = match &d.parameter {
+        let label = match &d.facts.parameter {
             Some(p) => format!("dependsOn ({p})"),
             None => "dependsOn".to_string(),
         };

@@ -183,7 +183,7 @@ impl Engine {
             .find(&event.tool)
             .filter(|&i| visible.scope.contains(i))
             .ok_or_else(|| Error::not_found(crate::error::Kind::Tool, &event.tool))?;
-        let name = snap.catalog.tools[idx].name.clone();
+        let name = snap.catalog.tools()[idx].name.clone();
         let key = limits::key(&name);
         let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
         let policy = l.policies.get(&key).cloned();

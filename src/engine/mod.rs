@@ -226,7 +226,7 @@ impl Engine {
                 let previous = self.snapshot();
                 let shared = StoreVectors::new(self.store.as_ref(), &tools);
                 let from = SyncSources {
-                    previous: previous.catalog.vectors.as_ref(),
+                    previous: previous.catalog.vectors(),
                     dir: dir.as_deref(),
                     shared: Some(&shared),
                     ahead,
@@ -267,7 +267,7 @@ impl Engine {
 
     /// Tools in the catalog (every one, whoever asks: an operator's figure).
     pub fn catalog_size(&self) -> usize {
-        self.snapshot().catalog.tools.len()
+        self.snapshot().catalog.tools().len()
     }
 
     /// Tool embeddings computed since the engine opened (not reused).
@@ -354,7 +354,7 @@ impl Engine {
 
     /// Mentions the extractor finds in a text.
     pub fn extract(&self, text: &str) -> Vec<Mention> {
-        self.snapshot().catalog.extractor.extract(text)
+        self.snapshot().catalog.extractor().extract(text)
     }
 
     /// Embeds request texts in batches (for evaluation runs).

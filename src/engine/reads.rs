@@ -29,10 +29,10 @@ impl Engine {
         let access = self.access(&snap, &req.caller)?;
         let mut scope = access.scope.clone();
         if let Some(d) = &req.filter.domain {
-            scope.intersect(&Scope::of(c.tools.len(), c.in_domain(d).iter().copied()));
+            scope.intersect(&Scope::of(c.tools().len(), c.in_domain(d).iter().copied()));
         }
         if let Some(s) = &req.filter.source {
-            scope.intersect(&Scope::of(c.tools.len(), c.of_source(s).iter().copied()));
+            scope.intersect(&Scope::of(c.tools().len(), c.of_source(s).iter().copied()));
         }
         let limit = if req.limit == 0 {
             usize::MAX
@@ -45,7 +45,7 @@ impl Engine {
             .take(limit)
             .filter_map(|i| {
                 Some(ListedTool {
-                    tool: c.tools.get(i)?.clone(),
+                    tool: c.tools().get(i)?.clone(),
                     requires_approval: access.approval.contains(i),
                 })
             })
@@ -79,7 +79,7 @@ impl Engine {
             .filter(|&i| access.scope.contains(i))
             .and_then(|i| {
                 Some(ListedTool {
-                    tool: snap.catalog.tools.get(i)?.clone(),
+                    tool: snap.catalog.tools().get(i)?.clone(),
                     requires_approval: access.approval.contains(i),
                 })
             })
@@ -98,8 +98,7 @@ impl Engine {
         let c = &snap.catalog;
         let access = self.access(&snap, caller)?;
         let mut out: Vec<DomainCount> = c
-            .by_domain
-            .iter()
+            .domains()
             .map(|(iri, tools)| DomainCount {
                 domain: crate::vocab::local_name(iri).to_string(),
                 iri: iri.clone(),
@@ -140,7 +139,7 @@ impl Engine {
         let failed = self.failed_in(caller);
         let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
         let now = crate::policy::limits::now();
-        (0..snap.catalog.tools.len())
+        (0..snap.catalog.tools().len())
             .filter(|&i| !access.scope.contains(i) || access.approval.contains(i))
             .map(|i| {
                 snap.policy
@@ -169,20 +168,18 @@ impl Engine {
         let mut out = Vec::new();
         for i in from {
             out.extend(
-                c.deps
+                c.deps()
                     .edges(i)
                     .into_iter()
                     .filter(|&(j, _)| access.scope.contains(j))
                     .filter_map(|(j, e)| {
                         Some(DependencyEdge {
-                            tool: c.tools.get(i)?.name.clone(),
-                            on: c.tools.get(j)?.name.clone(),
+                            tool: c.tools().get(i)?.name.clone(),
+                            on: c.tools().get(j)?.name.clone(),
                             provenance: e.provenance,
                             confidence: e.confidence,
                             followed: e.followed(threshold),
-                            kind: e.kind.clone(),
-                            parameter: e.parameter.clone(),
-                            reason: e.reason.clone(),
+                            facts: e.facts.clone(),
                         })
                     }),
             );

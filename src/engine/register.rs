@@ -121,11 +121,7 @@ impl Engine {
             .flatten()
             .map(|c| descriptor_text(&c.descriptor));
         let snapshot = self.snapshot();
-        Ahead::wanted(
-            texts,
-            snapshot.catalog.vectors.as_ref(),
-            embedder.model_id(),
-        )
+        Ahead::wanted(texts, snapshot.catalog.vectors(), embedder.model_id())
     }
 
     /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
@@ -235,7 +231,7 @@ impl Engine {
     pub fn registered_names(&self) -> Vec<(String, String)> {
         self.snapshot()
             .catalog
-            .tools
+            .tools()
             .iter()
             .map(|t| (t.name.clone(), t.source.clone()))
             .collect()
@@ -249,9 +245,9 @@ impl Engine {
         let idx = c
             .find(key)
             .ok_or_else(|| Error::not_found(crate::error::Kind::Tool, key))?;
-        let tool = &c.tools[idx];
+        let tool = &c.tools()[idx];
         let dependents: Vec<&str> = c
-            .tools
+            .tools()
             .iter()
             .filter(|t| {
                 t.depends_on

@@ -209,12 +209,8 @@ pub struct DependencyEdge {
     pub confidence: f32,
     /// Ranking follows it (declared, or inferred at or above the threshold).
     pub followed: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameter: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub facts: crate::model::DependencyFacts,
 }
 
 /// The answer to a search.

@@ -115,7 +115,7 @@ impl Engine {
                     description: t.description.clone(),
                     categories: t.categories.iter().map(|c| c.label.clone()).collect(),
                     details: r.details,
-                    prerequisites: catalog.names(&r.prerequisites),
+                    prerequisites: catalog.names_of(&r.prerequisites),
                     requires_approval: access.approval.contains(r.idx),
                     input_schema: req.with_parameters.then(|| t.input_schema()),
                 })
@@ -285,7 +285,7 @@ impl Engine {
         let (prompt, rendered) = catalog.render_prompt(&idxs, &scope, req.budget_tokens);
         Ok(Prompt {
             prompt,
-            tools: catalog.names(&rendered),
+            tools: catalog.names_of(&rendered),
             warnings,
         })
     }

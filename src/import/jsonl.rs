@@ -232,11 +232,11 @@ mod tests {
         assert_eq!(deps.len(), 3, "{deps:?}");
         assert_eq!(deps[0].on, "b");
         assert_eq!(
-            deps[0].kind.as_deref(),
+            deps[0].facts.kind.as_deref(),
             Some("PARAMETER_DIRECTLY_DEPENDS_ON")
         );
-        assert_eq!(deps[0].parameter.as_deref(), Some("x"));
-        assert_eq!(deps[0].reason.as_deref(), Some("Needs b"));
+        assert_eq!(deps[0].facts.parameter.as_deref(), Some("x"));
+        assert_eq!(deps[0].facts.reason.as_deref(), Some("Needs b"));
         assert_eq!(deps[1], crate::model::Dependency::on("c"));
         assert_eq!(deps[2], crate::model::Dependency::on("d"));
 

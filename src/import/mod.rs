@@ -348,9 +348,11 @@ fn dependency_list(v: Option<&Value>, key: &str) -> Result<Vec<Dependency>, Stri
                 };
                 Dependency {
                     on,
-                    kind: text(&["dependence_type", "kind", "type"])?,
-                    parameter: text(&["parameter_name", "parameter"])?,
-                    reason: text(&["reason"])?,
+                    facts: crate::model::DependencyFacts {
+                        kind: text(&["dependence_type", "kind", "type"])?,
+                        parameter: text(&["parameter_name", "parameter"])?,
+                        reason: text(&["reason"])?,
+                    },
                 }
             }
             other => {

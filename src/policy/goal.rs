@@ -15,7 +15,7 @@ const HOPS: usize = 4;
 
 /// `Ok(why it is inside)` or `Err(why it is outside)` for one tool.
 pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<String, String> {
-    let tool = &catalog.tools[idx];
+    let tool = &catalog.tools()[idx];
     let name = vocab::local_name(&goal.iri);
     // Hops from a node up to the nearest of `targets`.
     let distance = |iri: &str, targets: &[String]| {

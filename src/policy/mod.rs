@@ -47,9 +47,20 @@ use std::collections::HashMap;
 /// or IRIs. One definition for the JSON of requests, the query parameters of
 /// listings and the command line's flags.
 #[derive(
-    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema, clap::Args,
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+    utoipa::IntoParams,
+    clap::Args,
 )]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct Caller {
     /// The organization (`acme`); implied by the agent when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,12 +245,9 @@ impl Policy {
     /// Reads the policy facts and computes the masks over `catalog`'s tools.
     pub fn build(catalog: &Catalog, facts: &[PolicyFact]) -> Self {
         let data = PolicyData::from_facts(facts);
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         let scope_of = |iris: &[String]| -> Scope {
-            Scope::of(
-                n,
-                iris.iter().filter_map(|i| catalog.by_iri.get(i).copied()),
-            )
+            Scope::of(n, iris.iter().filter_map(|i| catalog.iri_index(i)))
         };
         let mut platform = if data.platform.allowed.is_empty() {
             Scope::all(n)
@@ -247,11 +255,11 @@ impl Policy {
             scope_of(&data.platform.allowed)
         };
         for (t, _) in &data.platform.blocked {
-            if let Some(&i) = catalog.by_iri.get(t) {
+            if let Some(i) = catalog.iri_index(t) {
                 platform.remove(i);
             }
         }
-        let universal = Scope::of(n, (0..n).filter(|&i| catalog.tools[i].universal));
+        let universal = Scope::of(n, (0..n).filter(|&i| catalog.tools()[i].universal));
         let mut policy = Policy {
             platform,
             universal,
@@ -272,7 +280,7 @@ impl Policy {
             .iter()
             .map(|c| {
                 let usable = (0..n).filter(|&i| {
-                    let ch = &catalog.tools[i].channels;
+                    let ch = &catalog.tools()[i].channels;
                     ch.is_empty() || ch.iter().any(|l| &l.iri == c)
                 });
                 (c.clone(), Scope::of(n, usable))
@@ -297,12 +305,12 @@ impl Policy {
     }
 
     fn org_mask(&self, catalog: &Catalog, org: &Org) -> Scope {
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         Scope::of(n, (0..n).filter(|&i| org_verdict(catalog, org, i).is_ok()))
     }
 
     fn agent_mask(&self, catalog: &Catalog, data: &PolicyData, agent: &Agent) -> Scope {
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         Scope::of(
             n,
             (0..n).filter(|&i| agent_verdict(catalog, data, agent, i).is_ok()),
@@ -431,7 +439,7 @@ impl Policy {
         limits: &Limits,
         now: u64,
     ) -> Result<Access> {
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         if caller.is_anonymous() {
             let mut scope = self.platform.clone();
             let who = Who {
@@ -484,7 +492,7 @@ impl Policy {
         {
             scope.intersect(mask);
             for t in &g.tools {
-                let Some(&i) = catalog.by_iri.get(t) else {
+                let Some(i) = catalog.iri_index(t) else {
                     continue;
                 };
                 if !scope.contains(i) {
@@ -504,7 +512,7 @@ impl Policy {
             who.agent
                 .into_iter()
                 .flat_map(|a| &a.approval)
-                .filter_map(|t| catalog.by_iri.get(t).copied()),
+                .filter_map(|t| catalog.iri_index(t)),
         );
         approval.intersect(&scope);
         Ok(Access {
@@ -530,7 +538,7 @@ impl Policy {
     }
 
     fn explain_with(&self, catalog: &Catalog, who: &Who<'_>, idx: usize) -> Explanation {
-        let tool = &catalog.tools[idx];
+        let tool = &catalog.tools()[idx];
         let label = |iri: &str| {
             self.data
                 .labels
@@ -641,7 +649,7 @@ fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
 }
 
 fn org_verdict(catalog: &Catalog, org: &Org, idx: usize) -> Verdict {
-    let tool = &catalog.tools[idx];
+    let tool = &catalog.tools()[idx];
     let name = vocab::local_name(&org.iri);
     if !org.enabled.is_empty() && !org.enabled.contains(&tool.iri) {
         return Err(format!("not enabled for organization {name}"));
@@ -666,7 +674,7 @@ fn org_verdict(catalog: &Catalog, org: &Org, idx: usize) -> Verdict {
 }
 
 fn agent_verdict(catalog: &Catalog, data: &PolicyData, agent: &Agent, idx: usize) -> Verdict {
-    let tool = &catalog.tools[idx];
+    let tool = &catalog.tools()[idx];
     let name = vocab::local_name(&agent.iri);
     let profile_iri = agent
         .profile

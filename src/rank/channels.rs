@@ -324,7 +324,7 @@ pub(crate) fn graph_scores<'a>(
             }
         };
         for (iri, r) in m.iris.iter().enumerate() {
-            catalog.paths.walk(r.iri.as_str(), |run| {
+            catalog.paths().walk(r.iri.as_str(), |run| {
                 let rarity = if matches!(run.relation, Relation::Verb | Relation::VerbBroader) {
                     1.0
                 } else {
@@ -347,7 +347,7 @@ pub(crate) fn graph_scores<'a>(
                 for (tool, extracted) in run.tools_in(scope) {
                     let path = PathId::new(id, extracted);
                     if out.slot_of.is_empty() {
-                        out.slot_of = vec![0; catalog.tools.len()];
+                        out.slot_of = vec![0; catalog.tools().len()];
                     }
                     let Some(at) = out.slot_of.get_mut(tool) else {
                         continue;
@@ -451,7 +451,7 @@ fn earlier(runs: &[Run<'_>], a: PathId, b: PathId) -> bool {
 /// Fills in the human-readable form of the paths of tool `idx`:
 /// `"Southwest" -> Southwest ~1 hop(s)~ airline <-[acts on]- tool`.
 pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
-    let tool = catalog.tools.get(idx).map_or("", |t| t.name.as_str());
+    let tool = catalog.tools().get(idx).map_or("", |t| t.name.as_str());
     for p in paths.iter_mut().filter(|p| p.explain.is_empty()) {
         let node = catalog.label(&p.node);
         p.explain = if p.node == p.via {
@@ -509,7 +509,7 @@ mod tests {
             .iter()
             .flat_map(|m| m.iris.iter().map(|r| r.iri.clone()))
             .collect();
-        let hits = catalog.paths.candidates(&nodes, scope);
+        let hits = catalog.paths().candidates(&nodes, scope);
         let mut out: BTreeMap<usize, Expected> = BTreeMap::new();
         let mut groups = StdSet::new();
         let mut marked: StdSet<(usize, String)> = StdSet::new();
@@ -589,7 +589,7 @@ mod tests {
     /// counts the tools compared, their negative paths, and the equal-weight
     /// paths the reference chose between.
     fn compare(catalog: &Catalog, requests: &[(String, Option<&str>)]) -> [usize; 3] {
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         let scopes = [Scope::all(n), Scope::of(n, (0..n).filter(|i| i % 3 != 1))];
         let [mut reached, mut negative, mut ties] = [0; 3];
         for (text, verb) in requests {

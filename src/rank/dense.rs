@@ -141,7 +141,7 @@ impl Best {
 /// bounds in scope on the thread that scored it, merged here. The
 /// approximations, their error bound and the best upper bounds.
 fn scan_every_row(catalog: &Catalog, query: &[f32], scope: &Scope) -> Option<(Approx, f32, Best)> {
-    let index = &catalog.vectors.as_ref()?.index;
+    let index = &catalog.vectors()?.index;
     let (approx, chunks) = index.approx_scores_with(query, |first, scores, error| {
         let mut best = Best::default();
         for (row, &a) in (first..).zip(scores) {
@@ -168,13 +168,13 @@ fn first_pass(
     scope: &Scope,
     keep: usize,
 ) -> Option<(Approx, f32, Best)> {
-    let index = &catalog.vectors.as_ref()?.index;
+    let index = &catalog.vectors()?.index;
     let codes = index.query_codes(query)?;
     let tool = |row: usize| catalog.tool_of_row(row);
     let in_scope = |row: usize| tool(row).is_some_and(|t| scope.contains(t));
     // Every row's tool in scope: no lookup per row (nobody's access is
     // restricted, the common case); otherwise one per row.
-    let every = scope.len() == catalog.tools.len() && catalog.every_row_has_a_tool();
+    let every = scope.len() == catalog.tools().len() && catalog.every_row_has_a_tool();
     let accept = (!every).then_some(in_scope);
     let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), accept);
     // In memory order: the int8 pass reads ahead more easily.
@@ -209,14 +209,14 @@ impl<'a> Dense<'a> {
         scope: &Scope,
         cfg: &RankConfig,
     ) -> Option<Self> {
-        let index = &catalog.vectors.as_ref()?.index;
+        let index = &catalog.vectors()?.index;
         let (approx, error, mut best) = if index.len() < cfg.dense_scan_all_below {
             scan_every_row(catalog, query, scope)?
         } else {
             first_pass(catalog, query, scope, cfg.dense_first_pass)?
         };
         for &idx in catalog
-            .without_vector
+            .without_vector()
             .iter()
             .filter(|&&t| scope.contains(t))
         {
@@ -255,8 +255,7 @@ impl<'a> Dense<'a> {
                 }
                 let a = self
                     .catalog
-                    .vectors
-                    .as_ref()
+                    .vectors()
                     .and_then(|v| v.index.approx_rows(query, &[row]).first().copied())
                     .unwrap_or(0.0);
                 later.borrow_mut().insert(row, a);
@@ -267,10 +266,7 @@ impl<'a> Dense<'a> {
 
     /// The exact cosine of tool `idx` (0 for a tool without a vector).
     fn cosine(&self, idx: usize) -> f32 {
-        match (
-            &self.catalog.vectors,
-            self.catalog.vector_row.get(idx).copied().flatten(),
-        ) {
+        match (self.catalog.vectors(), self.catalog.vector_row(idx)) {
             (Some(v), Some(row)) => v.index.score(self.query, row),
             _ => 0.0,
         }
@@ -292,7 +288,7 @@ impl<'a> Dense<'a> {
         if let Some(&c) = self.exact.borrow().get(&idx) {
             return (c, c);
         }
-        match self.catalog.vector_row.get(idx).copied().flatten() {
+        match self.catalog.vector_row(idx) {
             Some(row) => {
                 let a = self.approx(row);
                 (a - self.error, a + self.error)
@@ -329,7 +325,7 @@ mod tests {
         let (engine, synth) = synthetic_engine(400, 8, 5);
         let snap = engine.snapshot();
         let catalog = &snap.catalog;
-        let n = catalog.tools.len();
+        let n = catalog.tools().len();
         let scopes = [Scope::all(n), Scope::of(n, (0..n).filter(|i| i % 4 != 0))];
         let scan_all = RankConfig::default();
         let pass = |keep| RankConfig {

@@ -32,7 +32,7 @@ pub(crate) const MAX_CONTENDERS: usize = 4;
 /// Facts of a tool that can tell it apart: entities it acts on (not weak
 /// mentions), its verbs and its domains.
 fn facts(catalog: &Catalog, idx: usize) -> Vec<(String, f32)> {
-    let Some(t) = catalog.tools.get(idx) else {
+    let Some(t) = catalog.tools().get(idx) else {
         return Vec::new();
     };
     let mut out: Vec<(String, f32)> = Vec::new();
@@ -170,7 +170,7 @@ pub(crate) fn disambiguate(
         .map(|(s, d)| Contender {
             idx: s.idx,
             tool: catalog
-                .tools
+                .tools()
                 .get(s.idx)
                 .map(|t| t.name.clone())
                 .unwrap_or_default(),

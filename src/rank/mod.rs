@@ -246,14 +246,10 @@ pub struct PrerequisiteOf {
     pub confidence: f32,
     /// Edges from the match it was listed for (1: a direct prerequisite).
     pub depth: usize,
-    /// The dependency's kind (`PARAMETER_DIRECTLY_DEPENDS_ON`…).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// The parameter of `tool` this one provides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameter: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    /// The dependency's kind, the parameter of `tool` this one provides,
+    /// and why.
+    #[serde(flatten)]
+    pub facts: crate::model::DependencyFacts,
     /// Human-readable: `runs before share_location (declared, parameter location)`.
     pub explain: String,
 }

@@ -78,7 +78,7 @@ pub(crate) fn prepare<'a>(
     let explicit = query.verb_mentions.len();
     let lexical = |text: &str| {
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
-        catalog.bm25.hits(text)
+        catalog.bm25().hits(text)
     };
     let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, scope);
     let whole = Channels::new(
@@ -590,8 +590,8 @@ mod tests {
         let snap = engine.snapshot();
         let catalog = &snap.catalog;
         let embedder = HashEmbedder::new();
-        let all = Scope::all(catalog.tools.len());
-        let some = Scope::of(catalog.tools.len(), (0..catalog.tools.len()).step_by(3));
+        let all = Scope::all(catalog.tools().len());
+        let some = Scope::of(catalog.tools().len(), (0..catalog.tools().len()).step_by(3));
         let mut texts: Vec<String> = synth
             .queries
             .iter()
@@ -605,7 +605,7 @@ mod tests {
         let scan_all = RankConfig::default();
         let first_pass = RankConfig {
             dense_scan_all_below: 0,
-            dense_first_pass: catalog.tools.len(),
+            dense_first_pass: catalog.tools().len(),
             ..RankConfig::default()
         };
         let (mut compared, mut dense_only, mut shortlisted) = (0, 0, 0);

@@ -72,21 +72,21 @@ pub(crate) fn place(
 
 /// The `prerequisite_of` record of one listed prerequisite.
 fn explain(catalog: &Catalog, p: &Prerequisite<'_>) -> PrerequisiteOf {
-    let name = |i: usize| catalog.tools.get(i).map_or("", |t| t.name.as_str());
+    let name = |i: usize| catalog.tools().get(i).map_or("", |t| t.name.as_str());
     let tool = name(p.of).to_string();
     let edge = p.edge;
     let mut facts = vec![match edge.provenance {
         Provenance::Curated => "declared".to_string(),
         Provenance::Extracted => format!("inferred, confidence {:.2}", edge.confidence),
     }];
-    if let Some(kind) = &edge.kind {
+    if let Some(kind) = &edge.facts.kind {
         facts.push(kind.clone());
     }
-    if let Some(param) = &edge.parameter {
+    if let Some(param) = &edge.facts.parameter {
         facts.push(format!("parameter `{param}`"));
     }
     let mut explain = format!("runs before `{tool}` ({})", facts.join(", "));
-    if let Some(reason) = &edge.reason {
+    if let Some(reason) = &edge.facts.reason {
         explain.push_str(": ");
         explain.push_str(reason);
     }
@@ -95,9 +95,7 @@ fn explain(catalog: &Catalog, p: &Prerequisite<'_>) -> PrerequisiteOf {
         provenance: edge.provenance,
         confidence: edge.confidence,
         depth: p.depth,
-        kind: edge.kind.clone(),
-        parameter: edge.parameter.clone(),
-        reason: edge.reason.clone(),
+        facts: edge.facts.clone(),
         explain,
     }
 }

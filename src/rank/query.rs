@@ -83,12 +83,12 @@ impl Query {
         split_steps: bool,
     ) -> Self {
         let verb_mentions = verb
-            .map(|v| catalog.extractor.extract(v))
+            .map(|v| catalog.extractor().extract(v))
             .unwrap_or_default();
-        let text_mentions = catalog.extractor.extract(text);
-        let mut exact = catalog.names.find(text);
+        let text_mentions = catalog.extractor().extract(text);
+        let mut exact = catalog.name_index().find(text);
         if let Some(v) = verb {
-            exact.extend(catalog.names.find(v));
+            exact.extend(catalog.name_index().find(v));
         }
         let steps = step_labels(text, split_steps)
             .into_iter()

@@ -141,3 +141,43 @@ pub(crate) fn routes() -> Router {
         get(|| async { axum::Json(ApiDoc::openapi()) }),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_v1_operation_documents_the_common_errors_and_no_internal_parameter() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+        let paths = doc["paths"].as_object().expect("paths");
+        let mut operations = 0;
+        for (path, item) in paths.iter().filter(|(p, _)| p.starts_with("/v1/")) {
+            for (method, op) in item.as_object().expect("a path item") {
+                operations += 1;
+                for status in ["400", "401", "403", "429", "500", "503", "504"] {
+                    assert!(
+                        op["responses"][status].is_object(),
+                        "{method} {path} lacks {status}"
+                    );
+                }
+                let params = op["parameters"].as_array().cloned().unwrap_or_default();
+                assert!(
+                    !params.iter().any(|p| p["name"] == "key"),
+                    "{method} {path} documents the caller's internal key"
+                );
+            }
+        }
+        assert!(operations >= 30, "{operations}");
+        let tools = &paths["/v1/tools"]["get"]["parameters"];
+        for name in [
+            "org", "agent", "session", "channel", "goal", "limit", "offset",
+        ] {
+            assert!(
+                tools
+                    .as_array()
+                    .is_some_and(|ps| ps.iter().any(|p| p["name"] == name)),
+                "/v1/tools lacks the {name} parameter"
+            );
+        }
+    }
+}

@@ -110,10 +110,13 @@ fn typed_dependencies_are_imported_stored_and_read_back() {
         .iter()
         .find(|d| d.on == "validate_email")
         .expect("typed dependency kept");
-    assert_eq!(email.kind.as_deref(), Some("PARAMETER_DIRECTLY_DEPENDS_ON"));
-    assert_eq!(email.parameter.as_deref(), Some("email_address"));
     assert_eq!(
-        email.reason.as_deref(),
+        email.facts.kind.as_deref(),
+        Some("PARAMETER_DIRECTLY_DEPENDS_ON")
+    );
+    assert_eq!(email.facts.parameter.as_deref(), Some("email_address"));
+    assert_eq!(
+        email.facts.reason.as_deref(),
         Some("The address must be valid before sending.")
     );
     let plain = engine.tool("convert_currency").unwrap();
@@ -133,11 +136,9 @@ fn typed_dependencies_are_imported_stored_and_read_back() {
         .collect();
     assert_eq!(declared.len(), 2, "{edges:?}");
     assert!(declared.iter().all(|e| e.followed && e.confidence == 1.0));
-    assert!(
-        declared
-            .iter()
-            .any(|e| e.on == "get_current_location" && e.parameter.as_deref() == Some("location"))
-    );
+    assert!(declared.iter().any(
+        |e| e.on == "get_current_location" && e.facts.parameter.as_deref() == Some("location")
+    ));
 }
 
 #[test]
@@ -207,8 +208,11 @@ fn dependency_aware_search_lists_prerequisites_right_after_their_tool() {
     let why = email.details.prerequisite_of.as_ref().unwrap();
     assert_eq!(why.tool, "share_location_via_email");
     assert_eq!(why.provenance, Provenance::Curated);
-    assert_eq!(why.parameter.as_deref(), Some("email_address"));
-    assert_eq!(why.kind.as_deref(), Some("PARAMETER_DIRECTLY_DEPENDS_ON"));
+    assert_eq!(why.facts.parameter.as_deref(), Some("email_address"));
+    assert_eq!(
+        why.facts.kind.as_deref(),
+        Some("PARAMETER_DIRECTLY_DEPENDS_ON")
+    );
     assert_eq!(why.depth, 1);
     assert!(
         why.explain
@@ -320,7 +324,10 @@ fn score(
         .copied()
         .filter(|e| {
             judged.is_none_or(|j| {
-                j.contains(&(e.tool.clone(), e.parameter.clone().unwrap_or_default()))
+                j.contains(&(
+                    e.tool.clone(),
+                    e.facts.parameter.clone().unwrap_or_default(),
+                ))
             })
         })
         .collect();
@@ -487,7 +494,7 @@ fn inference_on_the_seeds_curated_edges() {
             format!(
                 "{} -({})-> {} {:.2}",
                 e.tool,
-                e.parameter.clone().unwrap_or_default(),
+                e.facts.parameter.clone().unwrap_or_default(),
                 e.on,
                 e.confidence
             )

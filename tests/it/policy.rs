@@ -5,8 +5,8 @@
 use crate::common::root;
 use crate::rank::real;
 use std::collections::{BTreeSet, HashMap};
+use toolgraph::engine::Layer;
 use toolgraph::graph::{Source, SourceData};
-use toolgraph::policy::Layer;
 use toolgraph::{Caller, Engine, Error, ListRequest, ResolveRequest, SearchRequest, SelectRequest};
 
 fn caller(org: Option<&str>, agent: Option<&str>) -> Caller {
@@ -35,7 +35,7 @@ fn select(
     session: &str,
     agent: Option<&str>,
     message: &str,
-) -> toolgraph::select::Selection {
+) -> toolgraph::engine::Selection {
     engine
         .select(&SelectRequest {
             session: session.into(),
@@ -119,7 +119,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker".into(),
             message: "I was charged twice, I need a refund".into(),
             caller: acme.clone(),
-            strategy: toolgraph::select::Strategy::Intents,
+            strategy: toolgraph::engine::Strategy::Intents,
             ..SelectRequest::default()
         })
         .unwrap();
@@ -143,7 +143,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker".into(),
             message: "and open a ticket about it".into(),
             caller: acme.clone(),
-            strategy: toolgraph::select::Strategy::Intents,
+            strategy: toolgraph::engine::Strategy::Intents,
             ..SelectRequest::default()
         })
         .unwrap();
@@ -163,7 +163,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker-2".into(),
             message: "hello there".into(),
             caller: acme,
-            strategy: toolgraph::select::Strategy::Intents,
+            strategy: toolgraph::engine::Strategy::Intents,
             ..SelectRequest::default()
         })
         .unwrap();
@@ -178,7 +178,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker-3".into(),
             message: "I need a refund".into(),
             caller: support.clone(),
-            strategy: toolgraph::select::Strategy::Intents,
+            strategy: toolgraph::engine::Strategy::Intents,
             ..SelectRequest::default()
         })
         .unwrap();
@@ -292,7 +292,7 @@ fn an_org_without_stripe_never_sees_invoice_or_payment_tools_by_any_route() {
             session: "cafe".into(),
             message: "send the customer an invoice and a payment link".into(),
             caller: cafe.clone(),
-            strategy: toolgraph::select::Strategy::Intents,
+            strategy: toolgraph::engine::Strategy::Intents,
             ..SelectRequest::default()
         })
         .unwrap();

@@ -622,9 +622,11 @@ impl GraphStore for OxigraphStore {
                 (tool, on),
                 Dependency {
                     on: String::new(),
-                    kind: row.remove("kind"),
-                    parameter: row.remove("parameter"),
-                    reason: row.remove("reason"),
+                    facts: crate::model::DependencyFacts {
+                        kind: row.remove("kind"),
+                        parameter: row.remove("parameter"),
+                        reason: row.remove("reason"),
+                    },
                 },
             );
         }

@@ -173,9 +173,9 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
                     &curated,
                 );
                 let qualifiers = [
-                    (tg::DEPENDENCE_TYPE, &dep.kind),
-                    (tg::DEPENDENCY_PARAMETER, &dep.parameter),
-                    (tg::DEPENDENCY_REASON, &dep.reason),
+                    (tg::DEPENDENCE_TYPE, &dep.facts.kind),
+                    (tg::DEPENDENCY_PARAMETER, &dep.facts.parameter),
+                    (tg::DEPENDENCY_REASON, &dep.facts.reason),
                 ];
                 for (pred, value) in qualifiers {
                     if let Some(v) = value {

@@ -1,10 +1,10 @@
 //! Operator routes (admin key): reload, policy, policy explain, SPARQL.
 
-use crate::engine::{Explanation, PolicyFact, Registration, ReloadReport, SparqlOutput};
+use crate::engine::{Caller, Explanation, PolicyFact, Registration, ReloadReport, SparqlOutput};
 use crate::error::Field;
 use crate::server::auth::Admin;
 use crate::server::error::{ApiError, CallerQuery, Fields, Json, Query};
-use crate::server::v1::tools::{CallerParams, NoParams, text_body};
+use crate::server::v1::tools::{NoParams, text_body};
 use crate::server::{Shared, blocking};
 use axum::extract::{Request, State};
 use serde::{Deserialize, Serialize};
@@ -90,7 +90,7 @@ impl Fields for ExplainQuery {
 }
 
 /// (admin) Each policy layer's verdict on one tool for one caller.
-#[utoipa::path(get, path = "/v1/policy/explain", tag = "admin", params(ExplainQuery, CallerParams),
+#[utoipa::path(get, path = "/v1/policy/explain", tag = "admin", params(ExplainQuery, Caller),
     responses((status = 200, description = "the verdicts", body = Explanation),
         (status = 404, description = "no such tool", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
@@ -106,7 +106,7 @@ pub(crate) async fn explain(
 
 /// (admin) The tools a caller may not see, or must have approved, each with
 /// every layer's verdict and the deciding layer.
-#[utoipa::path(get, path = "/v1/policy/hidden", tag = "admin", params(CallerParams),
+#[utoipa::path(get, path = "/v1/policy/hidden", tag = "admin", params(Caller),
     responses((status = 200, description = "the verdicts, catalog order", body = Vec<Explanation>)),
     security(("bearer" = [])))]
 pub(crate) async fn hidden(

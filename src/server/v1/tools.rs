@@ -1,7 +1,8 @@
 //! The catalog as a caller sees it, and (admin) registration and removal.
 
 use crate::engine::{
-    DependencyEdge, DomainCount, ListRequest, ListedTool, Registration, ToolFilter, ToolPage,
+    Caller, DependencyEdge, DomainCount, ListRequest, ListedTool, Registration, ToolFilter,
+    ToolPage,
 };
 use crate::error::Field;
 use crate::server::auth::{Admin, Reader};
@@ -51,25 +52,8 @@ impl Fields for NoParams {
     const FIELDS: &'static [Field] = &[];
 }
 
-/// The caller's query parameters (the same five on every route that takes
-/// a caller in its query).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct CallerParams {
-    /// The organization (`acme`).
-    pub org: Option<String>,
-    /// The agent (`acme_support`).
-    pub agent: Option<String>,
-    /// The conversation.
-    pub session: Option<String>,
-    /// The channel (`sms`, `web`…).
-    pub channel: Option<String>,
-    /// A goal (`BOOK_APPOINTMENT`).
-    pub goal: Option<String>,
-}
-
 /// The tools the caller may see, one page.
-#[utoipa::path(get, path = "/v1/tools", tag = "catalog", params(CallerParams, PageQuery),
+#[utoipa::path(get, path = "/v1/tools", tag = "catalog", params(Caller, PageQuery),
     responses((status = 200, description = "a page of tools", body = ToolPage)),
     security(("bearer" = [])))]
 pub(crate) async fn list(
@@ -98,7 +82,7 @@ pub(crate) async fn list(
 
 /// One tool the caller may see: its descriptor and its constellation.
 #[utoipa::path(get, path = "/v1/tools/{name}", tag = "catalog",
-    params(("name" = String, Path, description = "name, id or IRI"), CallerParams),
+    params(("name" = String, Path, description = "name, id or IRI"), Caller),
     responses((status = 200, description = "the tool", body = ListedTool),
         (status = 404, description = "no such tool for this caller", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
@@ -118,7 +102,7 @@ pub(crate) async fn one(
 /// see: declared (kind, parameter, reason) and inferred (confidence;
 /// `followed` when dependency-aware ranking uses it).
 #[utoipa::path(get, path = "/v1/tools/{name}/dependencies", tag = "catalog",
-    params(("name" = String, Path, description = "name, id or IRI"), CallerParams),
+    params(("name" = String, Path, description = "name, id or IRI"), Caller),
     responses((status = 200, description = "declared edges first, then inferred by confidence", body = Vec<DependencyEdge>),
         (status = 404, description = "no such tool for this caller", body = crate::server::error::ErrorBody)),
     security(("bearer" = [])))]
@@ -135,7 +119,7 @@ pub(crate) async fn dependencies(
 }
 
 /// The domains the caller may see tools of, with counts.
-#[utoipa::path(get, path = "/v1/domains", tag = "catalog", params(CallerParams),
+#[utoipa::path(get, path = "/v1/domains", tag = "catalog", params(Caller),
     responses((status = 200, description = "domains, largest first", body = Vec<DomainCount>)),
     security(("bearer" = [])))]
 pub(crate) async fn domains(
