@@ -109,47 +109,76 @@ fn main() {
 
     let model: Arc<FastEmbedder> =
         Arc::new(FastEmbedder::load(&default_model_dir()).unwrap_or_else(|e| panic!("{e}")));
-    // Diagnostic: the query embedding alone, back to back (the floor) and
-    // after 2 ms of something else (spinning, sweeping 4 MB of memory,
-    // sleeping), as it runs inside a search. Prints and exits.
     if std::env::var_os("TOOLGRAPH_PERF_EMBED_GAPS").is_some() {
-        let (_, qf) = catalog(&dir, 1000, 7);
-        let queries = read_queries(&qf);
-        let mem: Vec<u8> = vec![1; 4 << 20];
-        for what in ["floor", "spin", "sweep", "sleep"] {
-            let mut ms = Vec::new();
-            for (q, _) in &queries {
-                let t = Instant::now();
-                match what {
-                    "spin" => while t.elapsed().as_micros() < 2000 {},
-                    "sweep" => {
-                        let mut acc = 0u64;
-                        while t.elapsed().as_micros() < 2000 {
-                            acc += mem.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>();
-                        }
-                        std::hint::black_box(acc);
-                    }
-                    "sleep" => std::thread::sleep(std::time::Duration::from_micros(2000)),
-                    _ => {}
-                }
-                let t = Instant::now();
-                std::hint::black_box(model.embed_query(q).unwrap_or_else(|e| panic!("{e}")));
-                ms.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            eprintln!("{what}: {}", summary(&ms, BTreeMap::new()));
-        }
-        return;
+        return embed_gaps(&dir, &model);
     }
+    let text =
+        serde_json::to_string_pretty(&Value::Object(run(&dir, &sizes, &model, &stages, smoke)))
+            .unwrap_or_default();
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+    }
+    std::fs::write(&out, &text).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    println!("{text}");
+    if smoke {
+        let size: Value =
+            serde_json::from_str::<Value>(&text).unwrap_or_default()["sizes"]["200"].clone();
+        assert_eq!(size["reembedded_on_unchanged_reload"], json!(0), "{size}");
+        assert!(size["top1"].as_f64().is_some_and(|t| t > 0.3), "{size}");
+        let _ = std::fs::remove_dir_all(&smoke_dir);
+    }
+}
+
+/// Diagnostic: the query embedding alone, back to back (the floor) and
+/// after 2 ms of something else (spinning, sweeping 4 MB of memory,
+/// sleeping), as it runs inside a search. Prints.
+fn embed_gaps(dir: &Path, model: &FastEmbedder) {
+    let (_, qf) = catalog(dir, 1000, 7);
+    let queries = read_queries(&qf);
+    let mem: Vec<u8> = vec![1; 4 << 20];
+    for what in ["floor", "spin", "sweep", "sleep"] {
+        let mut ms = Vec::new();
+        for (q, _) in &queries {
+            let t = Instant::now();
+            match what {
+                "spin" => while t.elapsed().as_micros() < 2000 {},
+                "sweep" => {
+                    let mut acc = 0u64;
+                    while t.elapsed().as_micros() < 2000 {
+                        acc += mem.iter().step_by(64).map(|&b| u64::from(b)).sum::<u64>();
+                    }
+                    std::hint::black_box(acc);
+                }
+                "sleep" => std::thread::sleep(std::time::Duration::from_micros(2000)),
+                _ => {}
+            }
+            let t = Instant::now();
+            std::hint::black_box(model.embed_query(q).unwrap_or_else(|e| panic!("{e}")));
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        eprintln!("{what}: {}", summary(&ms, BTreeMap::new()));
+    }
+}
+
+/// Every size, the floor and the registration, with the ratios perf.json
+/// keys.
+fn run(
+    dir: &Path,
+    sizes: &[usize],
+    model: &Arc<FastEmbedder>,
+    stages: &Stages,
+    smoke: bool,
+) -> serde_json::Map<String, Value> {
     let mut report = serde_json::Map::new();
     let mut per_size = serde_json::Map::new();
     let mut floor: Option<Value> = None;
     let mut reembedded = 0usize;
-    for &n in &sizes {
-        let (size, queries) = measure_size(&dir, n, &model, &stages);
+    for &n in sizes {
+        let (size, queries) = measure_size(dir, n, model, stages);
         reembedded =
             reembedded.max(size["reembedded_on_unchanged_reload"].as_u64().unwrap_or(0) as usize);
         if floor.is_none() {
-            floor = Some(embed_floor(&model, &queries));
+            floor = Some(embed_floor(model, &queries));
         }
         eprintln!("perf: {n} tools: {size}");
         per_size.insert(n.to_string(), size);
@@ -157,15 +186,25 @@ fn main() {
     let registration = if std::env::var_os("TOOLGRAPH_PERF_SKIP_REGISTRATION").is_some() {
         Value::Null
     } else {
-        registration(&dir, &model, if smoke { 100 } else { 2_000 })
+        registration(dir, model, if smoke { 100 } else { 2_000 })
     };
     eprintln!("perf: registration: {registration}");
     report.insert("sizes".into(), Value::Object(per_size.clone()));
-    report.insert("embed".into(), floor.clone().unwrap_or(Value::Null));
+    report.insert("embed".into(), floor.unwrap_or(Value::Null));
     report.insert("registration".into(), registration.clone());
     report.insert("reembedded_on_unchanged_reload".into(), json!(reembedded));
-    // The ratios the issue asks for (null when a size was not measured);
-    // the 10k ones over the floor taken beside the 10k searches.
+    ratios(&mut report, &per_size, &registration);
+    report.insert("machine".into(), machine());
+    report
+}
+
+/// The ratios the performance keys ask for (null when a size was not
+/// measured); the 10k ones over the floor taken beside the 10k searches.
+fn ratios(
+    report: &mut serde_json::Map<String, Value>,
+    per_size: &serde_json::Map<String, Value>,
+    registration: &Value,
+) {
     let embed_p50 = per_size
         .get("10000")
         .and_then(|s| s["embed_beside_cold"]["p50_ms"].as_f64());
@@ -200,19 +239,6 @@ fn main() {
             registration["raw_embed_per_s"].as_f64(),
         ),
     );
-    report.insert("machine".into(), machine());
-    let text = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
-    }
-    std::fs::write(&out, &text).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
-    println!("{text}");
-    if smoke {
-        let size = &per_size["200"];
-        assert_eq!(size["reembedded_on_unchanged_reload"], json!(0), "{size}");
-        assert!(size["top1"].as_f64().is_some_and(|t| t > 0.3), "{size}");
-        let _ = std::fs::remove_dir_all(&smoke_dir);
-    }
 }
 
 /// The synthetic catalog of `n` tools (written once, seeded).

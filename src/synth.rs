@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::graph::{GraphStore, OntologyFacts, OxigraphStore, Source, SourceData};
 use crate::model::{LexEntry, TermKind};
 use crate::vocab::slug;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -273,8 +273,6 @@ pub fn generate(lexicon: &[LexEntry], facts: &OntologyFacts, opts: &SynthOptions
         let j = rng.below(i + 1);
         entities.swap(i, j);
     }
-    let entity_zipf = Zipf::new(entities.len(), 1.0);
-    let verb_zipf = Zipf::new(verbs.len(), 0.6);
     let by_iri: HashMap<&str, usize> = entities
         .iter()
         .enumerate()
@@ -286,93 +284,137 @@ pub fn generate(lexicon: &[LexEntry], facts: &OntologyFacts, opts: &SynthOptions
             siblings.entry(a).or_default().push(b);
         }
     }
-
-    let mut tools = Vec::with_capacity(opts.tools);
-    let mut made: Vec<Made> = Vec::with_capacity(opts.tools);
-    let mut names: HashSet<String> = HashSet::new();
-    while tools.len() < opts.tools {
-        // A family: one verb and entity, several members that differ by
-        // qualifier (an integration or a domain) or by a sibling entity.
-        let verb = verb_zipf.sample(&mut rng);
-        let entity = entity_zipf.sample(&mut rng);
-        let members = 1 + rng.below(4);
-        for m in 0..members {
-            if tools.len() >= opts.tools {
-                break;
-            }
-            let entity = match siblings.get(&entity) {
-                Some(s) if m > 0 && rng.chance(0.4) => *rng.pick(s),
-                _ => entity,
-            };
-            let qualifier = if !instances.is_empty() && rng.chance(0.55) {
-                Qualifier::Brand(rng.below(instances.len()))
-            } else {
-                Qualifier::Domain(rng.below(DOMAINS.len()))
-            };
-            let extra = rng
-                .chance(0.5)
-                .then(|| entity_zipf.sample(&mut rng))
-                .filter(|&e| e != entity);
-            let made_tool = Made {
-                verb,
-                entity,
-                extra,
-                qualifier,
-            };
-            let v = &verbs[verb];
-            let e = &entities[entity];
-            let q = made_tool.qualifier_label(&instances);
-            let mut name =
-                format!("{}_{}_{}", slug(v.pref()), slug(e.pref()), slug(&q)).replace('-', "_");
-            if !names.insert(name.clone()) {
-                let mut n = 2;
-                while !names.insert(format!("{name}_{n}")) {
-                    n += 1;
-                }
-                name = format!("{name}_{n}");
-            }
-            let shape = *rng.pick(&TOOL_SHAPES);
-            let x = made_tool.clause(&entities, &instances, &mut rng);
-            let description = fill(shape, v.label(&mut rng), e.label(&mut rng), &x);
-            let domain = match made_tool.qualifier {
-                Qualifier::Domain(d) => DOMAINS[d],
-                Qualifier::Brand(_) => DOMAINS[(entity + verb) % DOMAINS.len()],
-            };
-            let params = params(e, extra.map(|x| &entities[x]), &mut rng);
-            tools.push(json!({
-                "id": name,
-                "name": name,
-                "description": description,
-                "parameters": params,
-                "source": "toolgraph synth",
-                "meta": {"field": format!("{domain}/{}", rng.pick(&CATEGORIES))},
-            }));
-            made.push(made_tool);
-        }
-    }
-
-    let mut queries = Vec::with_capacity(opts.queries);
-    for i in 0..opts.queries {
-        let t = rng.below(tools.len());
-        let m = &made[t];
-        let v = &verbs[m.verb];
-        let e = &entities[m.entity];
-        let x = if rng.chance(0.8) {
-            m.clause(&entities, &instances, &mut rng)
-        } else {
-            String::new()
-        };
-        let shape = QUERY_SHAPES[rng.below(QUERY_SHAPES.len())];
-        let text = fill(shape, v.label(&mut rng), e.label(&mut rng), &x);
-        queries.push(json!({
-            "id": format!("synth-{i}"),
-            "query": text,
-            "gold": [tools[t]["id"]],
-            "split": "test",
-            "tags": ["synthetic", if x.is_empty() { "unqualified" } else { "qualified" }],
-        }));
-    }
+    let world = World {
+        entity_zipf: Zipf::new(entities.len(), 1.0),
+        verb_zipf: Zipf::new(verbs.len(), 0.6),
+        verbs,
+        entities,
+        instances,
+        siblings,
+    };
+    let (tools, made) = world.tools(&mut rng, opts.tools);
+    let queries = world.queries(&mut rng, &tools, &made, opts.queries);
     Synthetic { tools, queries }
+}
+
+/// What tools and queries are drawn from.
+struct World {
+    verbs: Vec<Term>,
+    entities: Vec<Term>,
+    instances: Vec<Term>,
+    entity_zipf: Zipf,
+    verb_zipf: Zipf,
+    siblings: HashMap<usize, Vec<usize>>,
+}
+
+impl World {
+    /// `n` tools in families: one verb and entity, several members that
+    /// differ by qualifier (an integration or a domain) or by a sibling
+    /// entity.
+    fn tools(&self, rng: &mut Rng, n: usize) -> (Vec<Value>, Vec<Made>) {
+        let mut tools = Vec::with_capacity(n);
+        let mut made: Vec<Made> = Vec::with_capacity(n);
+        let mut names: HashSet<String> = HashSet::new();
+        while tools.len() < n {
+            let verb = self.verb_zipf.sample(rng);
+            let entity = self.entity_zipf.sample(rng);
+            let members = 1 + rng.below(4);
+            for m in 0..members {
+                if tools.len() >= n {
+                    break;
+                }
+                let entity = match self.siblings.get(&entity) {
+                    Some(s) if m > 0 && rng.chance(0.4) => *rng.pick(s),
+                    _ => entity,
+                };
+                let (tool, member) = self.member(rng, verb, entity, &mut names);
+                tools.push(tool);
+                made.push(member);
+            }
+        }
+        (tools, made)
+    }
+
+    /// One member of a family, named uniquely.
+    fn member(
+        &self,
+        rng: &mut Rng,
+        verb: usize,
+        entity: usize,
+        names: &mut HashSet<String>,
+    ) -> (Value, Made) {
+        let (verbs, entities, instances) = (&self.verbs, &self.entities, &self.instances);
+        let qualifier = if !instances.is_empty() && rng.chance(0.55) {
+            Qualifier::Brand(rng.below(instances.len()))
+        } else {
+            Qualifier::Domain(rng.below(DOMAINS.len()))
+        };
+        let extra = rng
+            .chance(0.5)
+            .then(|| self.entity_zipf.sample(rng))
+            .filter(|&e| e != entity);
+        let made_tool = Made {
+            verb,
+            entity,
+            extra,
+            qualifier,
+        };
+        let v = &verbs[verb];
+        let e = &entities[entity];
+        let q = made_tool.qualifier_label(instances);
+        let mut name =
+            format!("{}_{}_{}", slug(v.pref()), slug(e.pref()), slug(&q)).replace('-', "_");
+        if !names.insert(name.clone()) {
+            let mut n = 2;
+            while !names.insert(format!("{name}_{n}")) {
+                n += 1;
+            }
+            name = format!("{name}_{n}");
+        }
+        let shape = *rng.pick(&TOOL_SHAPES);
+        let x = made_tool.clause(entities, instances, rng);
+        let description = fill(shape, v.label(rng), e.label(rng), &x);
+        let domain = match made_tool.qualifier {
+            Qualifier::Domain(d) => DOMAINS[d],
+            Qualifier::Brand(_) => DOMAINS[(entity + verb) % DOMAINS.len()],
+        };
+        let params = params(e, extra.map(|x| &entities[x]), rng);
+        let tool = json!({
+            "id": name,
+            "name": name,
+            "description": description,
+            "parameters": params,
+            "source": "toolgraph synth",
+            "meta": {"field": format!("{domain}/{}", rng.pick(&CATEGORIES))},
+        });
+        (tool, made_tool)
+    }
+
+    /// `n` queries, each for one drawn tool.
+    fn queries(&self, rng: &mut Rng, tools: &[Value], made: &[Made], n: usize) -> Vec<Value> {
+        let mut queries = Vec::with_capacity(n);
+        for i in 0..n {
+            let t = rng.below(tools.len());
+            let m = &made[t];
+            let v = &self.verbs[m.verb];
+            let e = &self.entities[m.entity];
+            let x = if rng.chance(0.8) {
+                m.clause(&self.entities, &self.instances, rng)
+            } else {
+                String::new()
+            };
+            let shape = QUERY_SHAPES[rng.below(QUERY_SHAPES.len())];
+            let text = fill(shape, v.label(rng), e.label(rng), &x);
+            queries.push(json!({
+                "id": format!("synth-{i}"),
+                "query": text,
+                "gold": [tools[t]["id"]],
+                "split": "test",
+                "tags": ["synthetic", if x.is_empty() { "unqualified" } else { "qualified" }],
+            }));
+        }
+        queries
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -356,6 +356,64 @@ fn name_keys(param: &str) -> Vec<(String, f32)> {
 /// A required parameter and the entities it denotes, with their strength.
 type ParamRead<'a> = (&'a crate::model::Param, Vec<(String, f32)>);
 
+/// Who produces what: tools by the primary entity they produce (best verb
+/// first), entity IRIs by label, and tools by the words their name
+/// produces (`get_current_location` -> "current location", "location").
+struct Producers<'t> {
+    by_entity: HashMap<&'t str, Vec<(usize, f32)>>,
+    by_label: HashMap<String, Vec<String>>,
+    /// Name ending -> (tool, verb weight, whether the ending is the whole
+    /// rest of the name).
+    by_name: HashMap<String, Vec<(usize, f32, bool)>>,
+}
+
+impl<'t> Producers<'t> {
+    fn of(tools: &'t [Tool], broader: &HashMap<String, Vec<String>>) -> Self {
+        let mut by_entity: HashMap<&str, Vec<(usize, f32)>> = HashMap::new();
+        let mut by_label: HashMap<String, Vec<String>> = HashMap::new();
+        let mut by_name: HashMap<String, Vec<(usize, f32, bool)>> = HashMap::new();
+        for (j, t) in tools.iter().enumerate() {
+            let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
+            let Some(w) = producer_weight(&verbs, broader) else {
+                continue;
+            };
+            if let Some(primary) = t.entities.first() {
+                by_entity
+                    .entry(primary.iri.as_str())
+                    .or_default()
+                    .push((j, w));
+                let labels = by_label.entry(primary.label.to_lowercase()).or_default();
+                if !labels.contains(&primary.iri) {
+                    labels.push(primary.iri.clone());
+                }
+            }
+            let words: Vec<String> = tokenize(&t.name)
+                .into_iter()
+                .map(|w| w.to_lowercase())
+                .collect();
+            let Some(first) = words.first() else { continue };
+            if !NAME_VERBS.contains(&first.as_str()) || words.len() < 2 {
+                continue;
+            }
+            let rest = &words[1..];
+            for k in 0..rest.len() {
+                by_name
+                    .entry(rest[k..].join(" "))
+                    .or_default()
+                    .push((j, w, k == 0));
+            }
+        }
+        for list in by_entity.values_mut() {
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        }
+        Self {
+            by_entity,
+            by_label,
+            by_name,
+        }
+    }
+}
+
 /// Candidate edges `(consumer, producer, edge)`, best producers per
 /// parameter; a pair keeps its best confidence.
 fn infer(
@@ -363,55 +421,7 @@ fn infer(
     broader: &HashMap<String, Vec<String>>,
     extractor: &Extractor,
 ) -> Vec<(usize, usize, Edge)> {
-    // producers by primary entity, best verb first
-    let mut producers: HashMap<&str, Vec<(usize, f32)>> = HashMap::new();
-    let mut by_label: HashMap<String, Vec<String>> = HashMap::new();
-    for (j, t) in tools.iter().enumerate() {
-        let Some(primary) = t.entities.first() else {
-            continue;
-        };
-        let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
-        let Some(w) = producer_weight(&verbs, broader) else {
-            continue;
-        };
-        producers
-            .entry(primary.iri.as_str())
-            .or_default()
-            .push((j, w));
-        let labels = by_label.entry(primary.label.to_lowercase()).or_default();
-        if !labels.contains(&primary.iri) {
-            labels.push(primary.iri.clone());
-        }
-    }
-    for list in producers.values_mut() {
-        list.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    }
-    // producers by name: the words after a leading producing verb, and each
-    // ending of them (`get_current_location` -> "current location",
-    // "location"), with whether the ending is the whole rest
-    let mut by_name: HashMap<String, Vec<(usize, f32, bool)>> = HashMap::new();
-    for (j, t) in tools.iter().enumerate() {
-        let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
-        let Some(w) = producer_weight(&verbs, broader) else {
-            continue;
-        };
-        let words: Vec<String> = tokenize(&t.name)
-            .into_iter()
-            .map(|w| w.to_lowercase())
-            .collect();
-        let Some(first) = words.first() else { continue };
-        if !NAME_VERBS.contains(&first.as_str()) || words.len() < 2 {
-            continue;
-        }
-        let rest = &words[1..];
-        for k in 0..rest.len() {
-            by_name
-                .entry(rest[k..].join(" "))
-                .or_default()
-                .push((j, w, k == 0));
-        }
-    }
-    // each tool's required entities, to tell a producer from a consumer
+    let producers = Producers::of(tools, broader);
     // each required parameter's entities, read once: what a tool needs
     // (to tell a producer from a consumer) and what to look producers up by
     let reads: Vec<Vec<ParamRead<'_>>> = tools
@@ -420,62 +430,15 @@ fn infer(
             t.params
                 .iter()
                 .filter(|p| p.required)
-                .map(|p| (p, param_entities(p, extractor, &by_label)))
+                .map(|p| (p, param_entities(p, extractor, &producers.by_label)))
                 .collect()
         })
         .collect();
-    let needs = |j: usize, entity: &str| {
-        reads[j]
-            .iter()
-            .any(|(_, es)| es.iter().any(|(e, _)| e == entity))
-    };
     let mut best: HashMap<(usize, usize), Edge> = HashMap::new();
-    for (i, t) in tools.iter().enumerate() {
-        for (p, entities) in &reads[i] {
-            let mut found: Vec<(usize, f32)> = Vec::new();
-            for (entity, strength) in entities {
-                let Some(list) = producers.get(entity.as_str()) else {
-                    continue;
-                };
-                let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
-                for &(j, verb) in list.iter().take(SCAN) {
-                    if j == i || needs(j, entity) {
-                        continue;
-                    }
-                    let shared = tools[j]
-                        .domains
-                        .iter()
-                        .any(|d| t.domains.iter().any(|o| o.iri == d.iri));
-                    let domain = if shared || t.domains.is_empty() {
-                        1.0
-                    } else {
-                        0.75
-                    };
-                    found.push((j, strength * verb * domain * spread));
-                }
-            }
-            // a producer named after what the parameter takes
-            // (`country_code` <- get_country_code, `playlist_id` <- list_playlists)
-            for (key, strength) in name_keys(&p.name) {
-                let Some(list) = by_name.get(&key) else {
-                    continue;
-                };
-                let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
-                for &(j, verb, whole) in list.iter().take(SCAN) {
-                    let takes_it_too = tools[j]
-                        .params
-                        .iter()
-                        .any(|q| q.required && q.name.eq_ignore_ascii_case(&p.name));
-                    if j == i || takes_it_too {
-                        continue;
-                    }
-                    let whole = if whole { 1.0 } else { 0.85 };
-                    found.push((j, strength * whole * verb * spread));
-                }
-            }
-            found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            let mut seen = HashSet::new();
-            found.retain(|f| seen.insert(f.0));
+    for i in 0..tools.len() {
+        for read in &reads[i] {
+            let found = producers_of(tools, &producers, &reads, i, read);
+            let p = read.0;
             for (j, confidence) in found.into_iter().take(MAX_PRODUCERS) {
                 let edge = Edge {
                     provenance: Provenance::Extracted,
@@ -502,6 +465,69 @@ fn infer(
         best.into_iter().map(|((i, j), e)| (i, j, e)).collect();
     out.sort_by_key(|e| (e.0, e.1));
     out
+}
+
+/// The producers of one required parameter of tool `i`, strongest first,
+/// each once: tools producing an entity it denotes (not needing it
+/// themselves), and tools named after what it takes.
+fn producers_of(
+    tools: &[Tool],
+    producers: &Producers<'_>,
+    reads: &[Vec<ParamRead<'_>>],
+    i: usize,
+    (p, entities): &ParamRead<'_>,
+) -> Vec<(usize, f32)> {
+    let t = &tools[i];
+    let needs = |j: usize, entity: &str| {
+        reads[j]
+            .iter()
+            .any(|(_, es)| es.iter().any(|(e, _)| e == entity))
+    };
+    let mut found: Vec<(usize, f32)> = Vec::new();
+    for (entity, strength) in entities {
+        let Some(list) = producers.by_entity.get(entity.as_str()) else {
+            continue;
+        };
+        let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
+        for &(j, verb) in list.iter().take(SCAN) {
+            if j == i || needs(j, entity) {
+                continue;
+            }
+            let shared = tools[j]
+                .domains
+                .iter()
+                .any(|d| t.domains.iter().any(|o| o.iri == d.iri));
+            let domain = if shared || t.domains.is_empty() {
+                1.0
+            } else {
+                0.75
+            };
+            found.push((j, strength * verb * domain * spread));
+        }
+    }
+    // a producer named after what the parameter takes
+    // (`country_code` <- get_country_code, `playlist_id` <- list_playlists)
+    for (key, strength) in name_keys(&p.name) {
+        let Some(list) = producers.by_name.get(&key) else {
+            continue;
+        };
+        let spread = 1.0 / (1.0 + 0.35 * (list.len() as f32).ln());
+        for &(j, verb, whole) in list.iter().take(SCAN) {
+            let takes_it_too = tools[j]
+                .params
+                .iter()
+                .any(|q| q.required && q.name.eq_ignore_ascii_case(&p.name));
+            if j == i || takes_it_too {
+                continue;
+            }
+            let whole = if whole { 1.0 } else { 0.85 };
+            found.push((j, strength * whole * verb * spread));
+        }
+    }
+    found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut seen = HashSet::new();
+    found.retain(|f| seen.insert(f.0));
+    found
 }
 
 #[cfg(test)]

@@ -201,126 +201,8 @@ fn line(i: &PendingTool) -> String {
 
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Source { action, airlock } => {
-            let a = open(g, &airlock)?;
-            match action {
-                SourceAction::Add {
-                    kind,
-                    location,
-                    schedule,
-                    health_url,
-                    scan,
-                } => {
-                    let s = a.add_source(NewSource {
-                        kind,
-                        location,
-                        schedule_seconds: schedule,
-                        health_url,
-                    })?;
-                    println!("added {} ({})", s.id, s.location);
-                    if scan {
-                        let r = a.scan(&s.id)?;
-                        println!(
-                            "scanned: {} tools, {} new (pending review)",
-                            r.discovered,
-                            r.new.len()
-                        );
-                    }
-                }
-                SourceAction::List { json } => {
-                    let all = a.sources();
-                    if json {
-                        print_json(&all)?;
-                    } else {
-                        for s in all {
-                            println!(
-                                "{}  {:?}  {}  tools {}{}",
-                                s.id,
-                                s.kind,
-                                s.location,
-                                s.tools,
-                                s.last_error
-                                    .map(|e| format!("  last error: {e}"))
-                                    .unwrap_or_default()
-                            );
-                        }
-                    }
-                }
-                SourceAction::Scan { id } => print_json(&a.scan(&id)?)?,
-                SourceAction::Delete { id } => {
-                    a.delete_source(&id)?;
-                    println!("deleted {id}");
-                }
-            }
-        }
-        Command::Pending { action, airlock } => {
-            let a = open(g, &airlock)?;
-            match action {
-                PendingAction::List { status, json } => {
-                    let items: Vec<PendingTool> = match status.as_deref() {
-                        Some("all") => a.items(None),
-                        Some(s) => a.items(Some(s.parse::<Status>()?)),
-                        None => a
-                            .items(None)
-                            .into_iter()
-                            .filter(|i| matches!(i.status, Status::Pending | Status::Changed))
-                            .collect(),
-                    };
-                    if json {
-                        print_json(&items)?;
-                    } else {
-                        for i in &items {
-                            println!("{}", line(i));
-                        }
-                    }
-                }
-                PendingAction::Show { id } => print_json(&a.item(&id)?)?,
-                PendingAction::Approve {
-                    id,
-                    rate_limit,
-                    budget,
-                    budget_unit,
-                    budget_period,
-                    orgs,
-                    agents,
-                    health_url,
-                } => {
-                    let budget = match budget {
-                        Some(limit) => Some(Budget {
-                            limit,
-                            unit: parse_name::<BudgetUnit>(
-                                Field::ApprovalBudget,
-                                &budget_unit,
-                                "calls or cost",
-                            )?,
-                            period: parse_name::<Period>(
-                                Field::ApprovalBudget,
-                                &budget_period,
-                                "minute, hour, day, week or month",
-                            )?,
-                        }),
-                        None => None,
-                    };
-                    let access =
-                        (!orgs.is_empty() || !agents.is_empty()).then_some(Grant { orgs, agents });
-                    let item = a.approve(
-                        &id,
-                        Approval {
-                            rate_limit,
-                            budget,
-                            access,
-                            health_url,
-                        },
-                        &operator(),
-                    )?;
-                    println!("approved: {}", line(&item));
-                }
-                PendingAction::Reject { id, reason } => {
-                    let item = a.reject(&id, &reason, &operator())?;
-                    println!("rejected: {}", line(&item));
-                }
-            }
-        }
+        Command::Source { action, airlock } => source(&open(g, &airlock)?, action)?,
+        Command::Pending { action, airlock } => pending(&open(g, &airlock)?, action)?,
         Command::Probe { airlock, json } => {
             let r = open(g, &airlock)?.probe()?;
             if json {
@@ -356,4 +238,127 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolgraph source …`.
+fn source(a: &Airlock, action: SourceAction) -> Result<()> {
+    match action {
+        SourceAction::Add {
+            kind,
+            location,
+            schedule,
+            health_url,
+            scan,
+        } => {
+            let s = a.add_source(NewSource {
+                kind,
+                location,
+                schedule_seconds: schedule,
+                health_url,
+            })?;
+            println!("added {} ({})", s.id, s.location);
+            if scan {
+                let r = a.scan(&s.id)?;
+                println!(
+                    "scanned: {} tools, {} new (pending review)",
+                    r.discovered,
+                    r.new.len()
+                );
+            }
+        }
+        SourceAction::List { json } => {
+            let all = a.sources();
+            if json {
+                print_json(&all)?;
+            } else {
+                for s in all {
+                    println!(
+                        "{}  {:?}  {}  tools {}{}",
+                        s.id,
+                        s.kind,
+                        s.location,
+                        s.tools,
+                        s.last_error
+                            .map(|e| format!("  last error: {e}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        SourceAction::Scan { id } => print_json(&a.scan(&id)?)?,
+        SourceAction::Delete { id } => {
+            a.delete_source(&id)?;
+            println!("deleted {id}");
+        }
+    }
+    Ok(())
+}
+
+/// `toolgraph pending …`.
+fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
+    match action {
+        PendingAction::List { status, json } => {
+            let items: Vec<PendingTool> = match status.as_deref() {
+                Some("all") => a.items(None),
+                Some(s) => a.items(Some(s.parse::<Status>()?)),
+                None => a
+                    .items(None)
+                    .into_iter()
+                    .filter(|i| matches!(i.status, Status::Pending | Status::Changed))
+                    .collect(),
+            };
+            if json {
+                print_json(&items)?;
+            } else {
+                for i in &items {
+                    println!("{}", line(i));
+                }
+            }
+        }
+        PendingAction::Show { id } => print_json(&a.item(&id)?)?,
+        PendingAction::Approve {
+            id,
+            rate_limit,
+            budget,
+            budget_unit,
+            budget_period,
+            orgs,
+            agents,
+            health_url,
+        } => {
+            let budget = match budget {
+                Some(limit) => Some(Budget {
+                    limit,
+                    unit: parse_name::<BudgetUnit>(
+                        Field::ApprovalBudget,
+                        &budget_unit,
+                        "calls or cost",
+                    )?,
+                    period: parse_name::<Period>(
+                        Field::ApprovalBudget,
+                        &budget_period,
+                        "minute, hour, day, week or month",
+                    )?,
+                }),
+                None => None,
+            };
+            let access = (!orgs.is_empty() || !agents.is_empty()).then_some(Grant { orgs, agents });
+            let item = a.approve(
+                &id,
+                Approval {
+                    rate_limit,
+                    budget,
+                    access,
+                    health_url,
+                },
+                &operator(),
+            )?;
+            println!("approved: {}", line(&item));
+        }
+        PendingAction::Reject { id, reason } => {
+            let item = a.reject(&id, &reason, &operator())?;
+            println!("rejected: {}", line(&item));
+        }
+    }
+    Ok(())
 }

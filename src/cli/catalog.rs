@@ -4,7 +4,7 @@
 use super::render;
 use super::{Global, print_json};
 use anyhow::{Result, bail};
-use clap::{Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use toolgraph::engine::{Caller, Format, ListRequest, SparqlOutput, ToolFilter, bundled};
@@ -12,36 +12,7 @@ use toolgraph::engine::{Caller, Format, ListRequest, SparqlOutput, ToolFilter, b
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Load the bundled ontology and seeds, then serve the HTTP API and MCP.
-    Serve {
-        #[arg(long, default_value = "127.0.0.1:7878")]
-        addr: String,
-        /// Keys file (JSON: [{"key", "role": "reader"|"admin", "org"?, "agent"?, "name"?}]).
-        #[arg(long, env = "TOOLGRAPH_KEYS")]
-        keys: Option<PathBuf>,
-        /// Largest request body in bytes (registration uploads: 64 MiB).
-        #[arg(long, default_value_t = 1 << 20)]
-        max_body: usize,
-        /// Seconds a request may take before it is answered 504.
-        #[arg(long, default_value_t = 30)]
-        timeout: u64,
-        /// Requests served at once; more wait (up to --max-queue), then 429.
-        #[arg(long, default_value_t = 32)]
-        max_in_flight: usize,
-        #[arg(long, default_value_t = 256)]
-        max_queue: usize,
-        #[command(flatten)]
-        airlock: super::airlock::AirlockArgs,
-        /// Run the airlock's schedules (scheduled scans, health probes, gap
-        /// discovery) every this many seconds (0: only when asked over HTTP).
-        #[arg(long, default_value_t = 10)]
-        schedule_tick: u64,
-        /// With --graph: seconds between checks whether another replica
-        /// changed the shared catalog (0: never).
-        #[arg(long, default_value_t = 2.0)]
-        graph_poll: f64,
-        /// Extra files or directories to load before serving.
-        paths: Vec<PathBuf>,
-    },
+    Serve(Box<ServeArgs>),
     /// Load Turtle, MCP tools/list JSON, OpenAPI or JSONL files (one transaction).
     Load {
         #[arg(required = true)]
@@ -107,6 +78,39 @@ pub(crate) enum Command {
     },
 }
 
+/// `toolgraph serve`'s options.
+#[derive(Args, Debug)]
+pub(crate) struct ServeArgs {
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    addr: String,
+    /// Keys file (JSON: [{"key", "role": "reader"|"admin", "org"?, "agent"?, "name"?}]).
+    #[arg(long, env = "TOOLGRAPH_KEYS")]
+    keys: Option<PathBuf>,
+    /// Largest request body in bytes (registration uploads: 64 MiB).
+    #[arg(long, default_value_t = 1 << 20)]
+    max_body: usize,
+    /// Seconds a request may take before it is answered 504.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Requests served at once; more wait (up to --max-queue), then 429.
+    #[arg(long, default_value_t = 32)]
+    max_in_flight: usize,
+    #[arg(long, default_value_t = 256)]
+    max_queue: usize,
+    #[command(flatten)]
+    airlock: super::airlock::AirlockArgs,
+    /// Run the airlock's schedules (scheduled scans, health probes, gap
+    /// discovery) every this many seconds (0: only when asked over HTTP).
+    #[arg(long, default_value_t = 10)]
+    schedule_tick: u64,
+    /// With --graph: seconds between checks whether another replica
+    /// changed the shared catalog (0: never).
+    #[arg(long, default_value_t = 2.0)]
+    graph_poll: f64,
+    /// Extra files or directories to load before serving.
+    paths: Vec<PathBuf>,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug)]
 pub(crate) enum ConstellationFormat {
     Turtle,
@@ -123,50 +127,7 @@ fn parse_format(f: &Option<String>) -> Result<Option<Format>> {
 
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Serve {
-            addr,
-            keys,
-            max_body,
-            timeout,
-            max_in_flight,
-            max_queue,
-            airlock,
-            schedule_tick,
-            graph_poll,
-            paths,
-        } => {
-            toolgraph::server::init_tracing();
-            let admin = std::env::var("TOOLGRAPH_ADMIN_KEY").ok();
-            let keys = toolgraph::server::Keys::load(admin.as_deref(), keys.as_deref())?;
-            let engine = g.open(true)?;
-            let mut all = vec![bundled("ontology"), bundled("seeds")];
-            all.extend(paths);
-            let outcome = engine.load_paths(&all, None)?;
-            eprintln!(
-                "loaded {} files: {} tools; {}",
-                outcome.files.len(),
-                outcome.store.tools,
-                render::sync_line(outcome.embeddings.as_ref())
-            );
-            let options = toolgraph::server::ServeOptions {
-                keys,
-                limits: toolgraph::server::Limits {
-                    body_bytes: max_body,
-                    request_timeout: std::time::Duration::from_secs(timeout.max(1)),
-                    max_in_flight,
-                    max_queue,
-                    ..Default::default()
-                },
-                reload: all,
-                airlock: airlock.options(),
-                schedule_tick: (schedule_tick > 0)
-                    .then(|| std::time::Duration::from_secs(schedule_tick)),
-                graph_poll: (g.shared() && graph_poll > 0.0)
-                    .then(|| std::time::Duration::try_from_secs_f64(graph_poll.max(0.05)).ok())
-                    .flatten(),
-            };
-            toolgraph::server::serve(engine, &addr, options)?;
-        }
+        Command::Serve(args) => serve(g, *args)?,
         Command::Load { paths, format } => {
             let engine = g.open(true)?;
             let outcome = engine.load_paths(&paths, parse_format(&format)?)?;
@@ -184,93 +145,16 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             source,
             caller,
             json,
-        } => {
-            let engine = g.open(false)?;
-            engine.require_catalog()?;
-            let page = engine.list(&ListRequest {
-                caller,
-                filter: ToolFilter { domain, source },
-                ..ListRequest::default()
-            })?;
-            if json {
-                print_json(&page.tools)?;
-            } else {
-                for t in &page.tools {
-                    println!(
-                        "{}{}",
-                        render::tool_line(&t.tool),
-                        if t.requires_approval {
-                            "  (requires approval)"
-                        } else {
-                            ""
-                        }
-                    );
-                }
-                for w in &page.warnings {
-                    eprintln!("warning: {}: {} ({})", w.tool, w.reason, w.layer);
-                }
-                eprintln!("{} tools", page.total);
-            }
-        }
-        Command::Constellation { tool, format } => {
-            let engine = g.open(false)?;
-            engine.require_catalog()?;
-            let Some(t) = engine.tool(&tool) else {
-                bail!("no tool named `{tool}` (see `toolgraph tools`)");
-            };
-            match format {
-                ConstellationFormat::Json => print_json(&t)?,
-                ConstellationFormat::Turtle => {
-                    for line in engine.constellation(&t.iri)? {
-                        println!("{line}");
-                    }
-                }
-                ConstellationFormat::Dot => println!("{}", render::constellation_dot(&t)),
-            }
-        }
-        Command::Sparql { query } => {
-            let engine = g.open(false)?;
-            match engine.sparql(&query, SPARQL_TIME_LIMIT)? {
-                SparqlOutput::Boolean(b) => println!("{b}"),
-                SparqlOutput::Graph(lines) => lines.iter().for_each(|l| println!("{l}")),
-                SparqlOutput::Solutions { vars, rows } => {
-                    println!("{}", vars.join("\t"));
-                    for row in rows {
-                        let cells: Vec<String> =
-                            row.into_iter().map(|c| c.unwrap_or_default()).collect();
-                        println!("{}", cells.join("\t"));
-                    }
-                }
-            }
-        }
+        } => tools(g, ToolFilter { domain, source }, caller, json)?,
+        Command::Constellation { tool, format } => constellation(g, &tool, format)?,
+        Command::Sparql { query } => sparql(g, &query)?,
         Command::Validate { paths } => return validate(&paths),
         Command::Import {
             file,
             format,
             dry_run,
             json,
-        } => {
-            let engine = g.open(!dry_run)?;
-            let format = parse_format(&format)?;
-            if dry_run {
-                let items = engine.dry_run(std::slice::from_ref(&file), format)?;
-                if json {
-                    print_json(&items)?;
-                } else {
-                    for c in &items {
-                        println!("{}", render::constellation_summary(c));
-                    }
-                    eprintln!("{} tool(s) would be created", items.len());
-                }
-            } else {
-                let outcome = engine.load_paths(&[file], format)?;
-                println!(
-                    "imported: {} tools in the store; {}",
-                    outcome.store.tools,
-                    render::sync_line(outcome.embeddings.as_ref())
-                );
-            }
-        }
+        } => import(g, file, parse_format(&format)?, dry_run, json)?,
         Command::Migrate { from, to, replace } => migrate(g, &from, &to, replace)?,
         Command::Index { json } => {
             // Read the index as stored, without re-embedding anything.
@@ -286,6 +170,134 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolgraph serve`: the bundled ontology and seeds (and `paths`), then
+/// the service until SIGTERM.
+fn serve(g: &Global, a: ServeArgs) -> Result<()> {
+    toolgraph::server::init_tracing();
+    let admin = std::env::var("TOOLGRAPH_ADMIN_KEY").ok();
+    let keys = toolgraph::server::Keys::load(admin.as_deref(), a.keys.as_deref())?;
+    let engine = g.open(true)?;
+    let mut all = vec![bundled("ontology"), bundled("seeds")];
+    all.extend(a.paths);
+    let outcome = engine.load_paths(&all, None)?;
+    eprintln!(
+        "loaded {} files: {} tools; {}",
+        outcome.files.len(),
+        outcome.store.tools,
+        render::sync_line(outcome.embeddings.as_ref())
+    );
+    let options = toolgraph::server::ServeOptions {
+        keys,
+        limits: toolgraph::server::Limits {
+            body_bytes: a.max_body,
+            request_timeout: std::time::Duration::from_secs(a.timeout.max(1)),
+            max_in_flight: a.max_in_flight,
+            max_queue: a.max_queue,
+            ..Default::default()
+        },
+        reload: all,
+        airlock: a.airlock.options(),
+        schedule_tick: (a.schedule_tick > 0)
+            .then(|| std::time::Duration::from_secs(a.schedule_tick)),
+        graph_poll: (g.shared() && a.graph_poll > 0.0)
+            .then(|| std::time::Duration::try_from_secs_f64(a.graph_poll.max(0.05)).ok())
+            .flatten(),
+    };
+    Ok(toolgraph::server::serve(engine, &a.addr, options)?)
+}
+
+/// `toolgraph tools`: the tools a caller may see, one line each.
+fn tools(g: &Global, filter: ToolFilter, caller: Caller, json: bool) -> Result<()> {
+    let engine = g.open(false)?;
+    engine.require_catalog()?;
+    let page = engine.list(&ListRequest {
+        caller,
+        filter,
+        ..ListRequest::default()
+    })?;
+    if json {
+        return print_json(&page.tools);
+    }
+    for t in &page.tools {
+        let approval = if t.requires_approval {
+            "  (requires approval)"
+        } else {
+            ""
+        };
+        println!("{}{approval}", render::tool_line(&t.tool));
+    }
+    for w in &page.warnings {
+        eprintln!("warning: {}: {} ({})", w.tool, w.reason, w.layer);
+    }
+    eprintln!("{} tools", page.total);
+    Ok(())
+}
+
+/// `toolgraph constellation`: one tool's links.
+fn constellation(g: &Global, tool: &str, format: ConstellationFormat) -> Result<()> {
+    let engine = g.open(false)?;
+    engine.require_catalog()?;
+    let Some(t) = engine.tool(tool) else {
+        bail!("no tool named `{tool}` (see `toolgraph tools`)");
+    };
+    match format {
+        ConstellationFormat::Json => print_json(&t)?,
+        ConstellationFormat::Turtle => {
+            for line in engine.constellation(&t.iri)? {
+                println!("{line}");
+            }
+        }
+        ConstellationFormat::Dot => println!("{}", render::constellation_dot(&t)),
+    }
+    Ok(())
+}
+
+/// `toolgraph sparql`: a read-only query, tab-separated.
+fn sparql(g: &Global, query: &str) -> Result<()> {
+    let engine = g.open(false)?;
+    match engine.sparql(query, SPARQL_TIME_LIMIT)? {
+        SparqlOutput::Boolean(b) => println!("{b}"),
+        SparqlOutput::Graph(lines) => lines.iter().for_each(|l| println!("{l}")),
+        SparqlOutput::Solutions { vars, rows } => {
+            println!("{}", vars.join("\t"));
+            for row in rows {
+                let cells: Vec<String> = row.into_iter().map(|c| c.unwrap_or_default()).collect();
+                println!("{}", cells.join("\t"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `toolgraph import`: a manifest, loaded or (with --dry-run) shown.
+fn import(
+    g: &Global,
+    file: PathBuf,
+    format: Option<Format>,
+    dry_run: bool,
+    json: bool,
+) -> Result<()> {
+    let engine = g.open(!dry_run)?;
+    if !dry_run {
+        let outcome = engine.load_paths(&[file], format)?;
+        println!(
+            "imported: {} tools in the store; {}",
+            outcome.store.tools,
+            render::sync_line(outcome.embeddings.as_ref())
+        );
+        return Ok(());
+    }
+    let items = engine.dry_run(std::slice::from_ref(&file), format)?;
+    if json {
+        return print_json(&items);
+    }
+    for c in &items {
+        println!("{}", render::constellation_summary(c));
+    }
+    eprintln!("{} tool(s) would be created", items.len());
+    Ok(())
 }
 
 /// `toolgraph migrate`: statements first (one transaction), then the

@@ -263,16 +263,21 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     if args.dump_features.is_some() {
         return Ok(ExitCode::SUCCESS);
     }
+    report(&args, &reports)
+}
+
+/// Prints and writes an eval run's reports, and holds them to the baseline.
+fn report(args: &EvalArgs, reports: &[eval::Report]) -> Result<ExitCode> {
     if args.json {
         print_json(&reports)?;
     } else {
-        println!("{}", eval::to_markdown(&reports));
+        println!("{}", eval::to_markdown(reports));
     }
     if let Some(out) = &args.out {
-        std::fs::write(out, eval::to_markdown(&reports))
+        std::fs::write(out, eval::to_markdown(reports))
             .with_context(|| format!("writing {}", out.display()))?;
     }
-    let mut all = reports.clone();
+    let mut all = reports.to_vec();
     if let Some(path) = &args.append {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
@@ -280,7 +285,7 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             .append(true)
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        for r in &reports {
+        for r in reports {
             writeln!(f, "{}", serde_json::to_string(r)?)?;
         }
         all = eval::read_reports(path)?;
@@ -288,28 +293,29 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     if let Some(plot) = &args.plot {
         eval::plot_svg(&all, "top1", plot)?;
     }
-    if let Some(path) = &args.baseline {
-        let regressions = eval::gate(&reports, path, args.max_drop)?;
-        if !regressions.is_empty() {
-            for r in &regressions {
-                eprintln!(
-                    "REGRESSION {} {} [{}] {}: {:.3} -> {:.3}",
-                    r.dataset, r.setting, r.tag, r.metric, r.baseline, r.current
-                );
-            }
-            eprintln!(
-                "{} metric(s) dropped more than {:.2} below {}",
-                regressions.len(),
-                args.max_drop,
-                path.display()
-            );
-            return Ok(ExitCode::FAILURE);
-        }
+    let Some(path) = &args.baseline else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let regressions = eval::gate(reports, path, args.max_drop)?;
+    if regressions.is_empty() {
         eprintln!(
             "accuracy gate: no metric dropped more than {:.2} below {}",
             args.max_drop,
             path.display()
         );
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    for r in &regressions {
+        eprintln!(
+            "REGRESSION {} {} [{}] {}: {:.3} -> {:.3}",
+            r.dataset, r.setting, r.tag, r.metric, r.baseline, r.current
+        );
+    }
+    eprintln!(
+        "{} metric(s) dropped more than {:.2} below {}",
+        regressions.len(),
+        args.max_drop,
+        path.display()
+    );
+    Ok(ExitCode::FAILURE)
 }

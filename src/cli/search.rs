@@ -143,51 +143,58 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 );
             }
         }
-        Command::Extract { text, json } => {
-            let engine = g.open(false)?;
-            engine.require_catalog()?;
-            let mentions = engine.extract(&text);
-            if json {
-                print_json(&mentions)?;
-            } else {
-                for m in &mentions {
-                    let iris: Vec<String> = m
-                        .iris
-                        .iter()
-                        .map(|r| format!("{} ({:.2})", r.iri, r.weight))
-                        .collect();
-                    println!(
-                        "{:>3}..{:<3} {:<13} {:<24} {:<16} {}",
-                        m.start,
-                        m.end,
-                        format!("{:?}", m.kind),
-                        m.surface,
-                        m.value,
-                        iris.join(", ")
-                    );
-                }
-            }
-        }
-        Command::Embed { text, json } => {
-            let (model_id, v) = toolgraph::engine::embed_text(&g.model_dir(), &text)?;
-            let out = serde_json::json!({
-                "model_id": model_id,
-                "dim": v.len(),
-                "vector": v,
-            });
-            if json {
-                println!("{out}");
-            } else {
-                println!(
-                    "model {} dim {}: [{:.4}, {:.4}, {:.4}, …]",
-                    out["model_id"],
-                    v.len(),
-                    v.first().copied().unwrap_or(0.0),
-                    v.get(1).copied().unwrap_or(0.0),
-                    v.get(2).copied().unwrap_or(0.0)
-                );
-            }
-        }
+        Command::Extract { text, json } => extract(g, &text, json)?,
+        Command::Embed { text, json } => embed(g, &text, json)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `toolgraph extract`: the mentions in a text.
+fn extract(g: &Global, text: &str, json: bool) -> Result<()> {
+    let engine = g.open(false)?;
+    engine.require_catalog()?;
+    let mentions = engine.extract(text);
+    if json {
+        return print_json(&mentions);
+    }
+    for m in &mentions {
+        let iris: Vec<String> = m
+            .iris
+            .iter()
+            .map(|r| format!("{} ({:.2})", r.iri, r.weight))
+            .collect();
+        println!(
+            "{:>3}..{:<3} {:<13} {:<24} {:<16} {}",
+            m.start,
+            m.end,
+            format!("{:?}", m.kind),
+            m.surface,
+            m.value,
+            iris.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// `toolgraph embed`: one text's vector from the real model.
+fn embed(g: &Global, text: &str, json: bool) -> Result<()> {
+    let (model_id, v) = toolgraph::engine::embed_text(&g.model_dir(), text)?;
+    let out = serde_json::json!({
+        "model_id": model_id,
+        "dim": v.len(),
+        "vector": v,
+    });
+    if json {
+        println!("{out}");
+    } else {
+        println!(
+            "model {} dim {}: [{:.4}, {:.4}, {:.4}, …]",
+            out["model_id"],
+            v.len(),
+            v.first().copied().unwrap_or(0.0),
+            v.get(1).copied().unwrap_or(0.0),
+            v.get(2).copied().unwrap_or(0.0)
+        );
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ mod fastembed;
 mod index;
 mod int8;
 mod store;
+mod sync;
 mod text;
 
 use std::path::PathBuf;
@@ -23,11 +24,9 @@ pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub(crate) use index::QueryCodes;
 pub use index::VectorIndex;
-pub(crate) use store::{Ahead, embed_ahead};
-pub use store::{
-    IndexHealth, SharedVectors, SyncReport, SyncSources, Vectors, index_health, read_vectors,
-    sync_index, sync_vectors,
-};
+pub use store::{IndexHealth, SyncReport, index_health, read_vectors};
+pub(crate) use sync::{Ahead, embed_ahead};
+pub use sync::{SharedVectors, SyncSources, Vectors, sync_index, sync_vectors};
 pub(crate) use text::descriptor_text;
 pub use text::embedding_text;
 

@@ -85,33 +85,14 @@ impl Extractor {
         &self.lexicon
     }
 
-    /// Every mention in `text`, sorted by start (then longest first).
+    /// Every mention in `text`, sorted by start (then longest first):
+    /// structured values, then ontology terms over the tokens outside
+    /// them, then proper nouns over the tokens left.
     pub fn extract(&self, text: &str) -> Vec<Mention> {
         let text = truncate(text, self.max_len);
         let lex = &*self.lexicon;
-        let mut out = Vec::new();
-
-        // 1. structured values
         let vals = values::scan(text);
-        for v in &vals {
-            out.push(Mention {
-                start: v.start,
-                end: v.end,
-                kind: v.kind,
-                surface: text.get(v.start..v.end).unwrap_or("").to_string(),
-                value: v.value.clone(),
-                iris: values::Value::iri(v.kind)
-                    .map(|iri| {
-                        vec![Resolved {
-                            iri: iri.to_string(),
-                            weight: 1.0,
-                        }]
-                    })
-                    .unwrap_or_default(),
-            });
-        }
-
-        // 2. tokens outside values
+        let mut out: Vec<Mention> = vals.iter().map(|v| value_mention(text, v)).collect();
         let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w), &|l| {
             lex.is_verb_lemma(l) || words::is_common_verb(l)
         });
@@ -119,18 +100,37 @@ impl Extractor {
             .iter()
             .map(|t| !vals.iter().any(|v| t.start < v.end && v.start < t.end))
             .collect();
+        let used = self.terms(text, &toks, &usable, &mut out);
+        proper_nouns(text, &toks, &usable, &used, &mut out);
+        out.sort_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then((a.kind as u8).cmp(&(b.kind as u8)))
+        });
+        out
+    }
+
+    /// The ontology terms among the usable tokens; says which tokens they
+    /// used.
+    fn terms(
+        &self,
+        text: &str,
+        toks: &[tokens::Token<'_>],
+        usable: &[bool],
+        out: &mut Vec<Mention>,
+    ) -> Vec<bool> {
+        let lex = &*self.lexicon;
         let is_usable = |j: usize| usable.get(j).copied().unwrap_or(false);
         let mut used = vec![false; toks.len()];
         let mut seen_verb = false;
-
-        // 3. ontology terms
         let mut i = 0;
         while i < toks.len() {
             if !is_usable(i) {
                 i += 1;
                 continue;
             }
-            let Some(m) = lex.match_at(&toks, i, &is_usable) else {
+            let Some(m) = lex.match_at(toks, i, &is_usable) else {
                 i += 1;
                 continue;
             };
@@ -141,7 +141,7 @@ impl Extractor {
                 }
             }
             let before = out.len();
-            term_mentions(lex, &toks, text, &m, &mut seen_verb, &mut out);
+            term_mentions(lex, toks, text, &m, &mut seen_verb, out);
             if out.len() == before {
                 // nothing usable: let shorter patterns/proper nouns have it
                 for &j in &m.tokens {
@@ -152,70 +152,91 @@ impl Extractor {
             }
             i = last + 1;
         }
+        used
+    }
+}
 
-        // 4. proper nouns
-        let mut i = 0;
-        while i < toks.len() {
-            if !proper_start(&toks, i, &used, &is_usable) {
-                i += 1;
-                continue;
-            }
-            let mut j = i;
-            while toks
-                .get(j + 1)
-                .is_some_and(|t| !t.hard_before && !t.sentence_start && proper_word(t))
-                && is_usable(j + 1)
-                && !used.get(j + 1).copied().unwrap_or(true)
-            {
-                j += 1;
-            }
-            let (Some(a), Some(b)) = (toks.get(i), toks.get(j)) else {
-                break;
-            };
-            let prev = if i > 0 && !a.sentence_start {
-                toks.get(i - 1).map(|t| t.lower.as_str())
-            } else {
-                None
-            };
-            let r = |iri: &str, weight: f32| Resolved {
-                iri: iri.to_string(),
-                weight,
-            };
-            let iris = match prev {
-                Some(
-                    "to" | "from" | "in" | "at" | "near" | "into" | "via" | "toward" | "towards"
-                    | "around" | "visit",
-                ) => vec![r(ent::PLACE, 0.5)],
-                Some("with" | "call" | "email" | "text" | "message" | "ask" | "tell") => {
-                    vec![r(ent::PERSON, 0.5)]
-                }
-                _ => vec![r(ent::PLACE, 0.3), r(ent::PERSON, 0.3)],
-            };
-            let surface = text.get(a.start..b.end).unwrap_or("");
-            out.push(Mention {
-                start: a.start,
-                end: b.end,
-                kind: MentionKind::ProperNoun,
-                surface: surface.to_string(),
-                value: toks
-                    .get(i..=j)
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|t| t.text)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                iris,
-            });
-            i = j + 1;
+/// A structured value as a mention.
+fn value_mention(text: &str, v: &values::Value) -> Mention {
+    Mention {
+        start: v.start,
+        end: v.end,
+        kind: v.kind,
+        surface: text.get(v.start..v.end).unwrap_or("").to_string(),
+        value: v.value.clone(),
+        iris: values::Value::iri(v.kind)
+            .map(|iri| {
+                vec![Resolved {
+                    iri: iri.to_string(),
+                    weight: 1.0,
+                }]
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Runs of capitalised words no term or value took: a place or a person,
+/// the word before telling which.
+fn proper_nouns(
+    text: &str,
+    toks: &[tokens::Token<'_>],
+    usable: &[bool],
+    used: &[bool],
+    out: &mut Vec<Mention>,
+) {
+    let is_usable = |j: usize| usable.get(j).copied().unwrap_or(false);
+    let mut i = 0;
+    while i < toks.len() {
+        if !proper_start(toks, i, used, &is_usable) {
+            i += 1;
+            continue;
         }
-
-        out.sort_by(|a, b| {
-            a.start
-                .cmp(&b.start)
-                .then(b.end.cmp(&a.end))
-                .then((a.kind as u8).cmp(&(b.kind as u8)))
+        let mut j = i;
+        while toks
+            .get(j + 1)
+            .is_some_and(|t| !t.hard_before && !t.sentence_start && proper_word(t))
+            && is_usable(j + 1)
+            && !used.get(j + 1).copied().unwrap_or(true)
+        {
+            j += 1;
+        }
+        let (Some(a), Some(b)) = (toks.get(i), toks.get(j)) else {
+            break;
+        };
+        let prev = if i > 0 && !a.sentence_start {
+            toks.get(i - 1).map(|t| t.lower.as_str())
+        } else {
+            None
+        };
+        let r = |iri: &str, weight: f32| Resolved {
+            iri: iri.to_string(),
+            weight,
+        };
+        let iris = match prev {
+            Some(
+                "to" | "from" | "in" | "at" | "near" | "into" | "via" | "toward" | "towards"
+                | "around" | "visit",
+            ) => vec![r(ent::PLACE, 0.5)],
+            Some("with" | "call" | "email" | "text" | "message" | "ask" | "tell") => {
+                vec![r(ent::PERSON, 0.5)]
+            }
+            _ => vec![r(ent::PLACE, 0.3), r(ent::PERSON, 0.3)],
+        };
+        out.push(Mention {
+            start: a.start,
+            end: b.end,
+            kind: MentionKind::ProperNoun,
+            surface: text.get(a.start..b.end).unwrap_or("").to_string(),
+            value: toks
+                .get(i..=j)
+                .unwrap_or(&[])
+                .iter()
+                .map(|t| t.text)
+                .collect::<Vec<_>>()
+                .join(" "),
+            iris,
         });
-        out
+        i = j + 1;
     }
 }
 
@@ -301,30 +322,12 @@ fn term_mentions(
             });
         }
     };
-    let has = |k: fn(&TermKind) -> bool| entries.iter().any(|e| k(&e.kind));
-    let kind = if has(|k| matches!(k, TermKind::Instance { .. })) {
-        MentionKind::Brand
-    } else if !has(|k| *k == TermKind::Entity) {
-        MentionKind::Verb
-    } else if !has(|k| *k == TermKind::Verb) {
-        MentionKind::Entity
+    let prev = if fi > 0 && !first.sentence_start {
+        toks.get(fi - 1)
     } else {
-        let prev = if fi > 0 && !first.sentence_start {
-            toks.get(fi - 1)
-        } else {
-            None
-        };
-        let entity_ctx =
-            prev.is_some_and(|p| DETERMINERS.contains(&p.lower.as_str()) || p.is_number());
-        let verb_ctx = prev.is_none_or(|p| VERB_CONTEXT.contains(&p.lower.as_str()));
-        if entity_ctx {
-            MentionKind::Entity
-        } else if verb_ctx || !*seen_verb {
-            MentionKind::Verb
-        } else {
-            MentionKind::Entity
-        }
+        None
     };
+    let kind = term_kind(&entries, prev, *seen_verb);
     for e in &entries {
         match (&e.kind, kind) {
             (TermKind::Instance { class }, MentionKind::Brand) => {
@@ -351,28 +354,64 @@ fn term_mentions(
         value: m.pattern.lemmas.join(" "),
         iris,
     });
-    // Inner entities of a multi-word verb phrase.
     if kind == MentionKind::Verb && m.tokens.len() > 1 {
-        for &j in m.tokens.iter().skip(1) {
-            let Some(t) = toks.get(j) else { continue };
-            let ents: Vec<Resolved> = lex
-                .single(&t.lemma)
-                .filter(|e| e.kind == TermKind::Entity)
-                .map(|e| Resolved {
-                    iri: e.iri.clone(),
-                    weight: w,
-                })
-                .collect();
-            if !ents.is_empty() {
-                out.push(Mention {
-                    start: t.start,
-                    end: t.end,
-                    kind: MentionKind::Entity,
-                    surface: t.text.to_string(),
-                    value: t.lemma.clone(),
-                    iris: ents,
-                });
-            }
+        inner_entities(lex, toks, &m.tokens[1..], w, out);
+    }
+}
+
+/// What a term's entries make it: a brand when one is an instance, a verb
+/// or an entity when only one kind is there, else the context decides (a
+/// determiner or a number before it: an entity; the start, a verb-taking
+/// word, or no verb yet: a verb).
+fn term_kind(entries: &[&LexEntry], prev: Option<&Token<'_>>, seen_verb: bool) -> MentionKind {
+    let has = |k: fn(&TermKind) -> bool| entries.iter().any(|e| k(&e.kind));
+    if has(|k| matches!(k, TermKind::Instance { .. })) {
+        return MentionKind::Brand;
+    }
+    if !has(|k| *k == TermKind::Entity) {
+        return MentionKind::Verb;
+    }
+    if !has(|k| *k == TermKind::Verb) {
+        return MentionKind::Entity;
+    }
+    let entity_ctx = prev.is_some_and(|p| DETERMINERS.contains(&p.lower.as_str()) || p.is_number());
+    let verb_ctx = prev.is_none_or(|p| VERB_CONTEXT.contains(&p.lower.as_str()));
+    if entity_ctx {
+        MentionKind::Entity
+    } else if verb_ctx || !seen_verb {
+        MentionKind::Verb
+    } else {
+        MentionKind::Entity
+    }
+}
+
+/// The entities inside a multi-word verb phrase (its words after the first).
+fn inner_entities(
+    lex: &Lexicon,
+    toks: &[Token<'_>],
+    inner: &[usize],
+    w: f32,
+    out: &mut Vec<Mention>,
+) {
+    for &j in inner {
+        let Some(t) = toks.get(j) else { continue };
+        let ents: Vec<Resolved> = lex
+            .single(&t.lemma)
+            .filter(|e| e.kind == TermKind::Entity)
+            .map(|e| Resolved {
+                iri: e.iri.clone(),
+                weight: w,
+            })
+            .collect();
+        if !ents.is_empty() {
+            out.push(Mention {
+                start: t.start,
+                end: t.end,
+                kind: MentionKind::Entity,
+                surface: t.text.to_string(),
+                value: t.lemma.clone(),
+                iris: ents,
+            });
         }
     }
 }

@@ -183,56 +183,7 @@ pub(crate) fn tokenize<'a>(
                 .chars()
                 .any(|c| matches!(c, '.' | '!' | '?' | ';' | ':' | '\n' | '\u{2022}'));
         prev_end = ce;
-
-        let parts = connector_parts(chunk);
-        let has_us = chunk.contains('_');
-        let dot_letters = chunk.char_indices().any(|(i, c)| {
-            c == '.'
-                && chunk[..i].chars().last().is_some_and(char::is_alphabetic)
-                && chunk[i + 1..]
-                    .chars()
-                    .next()
-                    .is_some_and(char::is_alphabetic)
-                && chunk[i + 1..]
-                    .chars()
-                    .nth(1)
-                    .is_some_and(char::is_alphanumeric)
-        });
-        let hyphens = chunk.matches('-').count();
-        let mut ident = has_us || dot_letters || hyphens >= 2;
-        let numberish = chunk
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '\''));
-        // Camel decision per part.
-        let mut ranges: Vec<(usize, usize)> = Vec::new();
-        if numberish {
-            ranges.push((0, chunk.len()));
-        } else {
-            for (ps, pe) in parts {
-                let part = &chunk[ps..pe];
-                let lower = part.to_lowercase();
-                let split = has_hump(part) && !keep_whole(&lower) && {
-                    let humps = camel_ranges(part);
-                    let first = humps
-                        .first()
-                        .and_then(|(a, b)| part.get(*a..*b))
-                        .unwrap_or("");
-                    let starts_lower = part.chars().next().is_some_and(char::is_lowercase);
-                    ident || (starts_lower && first.chars().count() >= 2) || is_verb(&lemma(first))
-                };
-                if split {
-                    ident = true;
-                    for (a, b) in camel_ranges(part) {
-                        ranges.push((ps + a, ps + b));
-                    }
-                } else if has_us || dot_letters {
-                    // identifiers still split letter->digit boundaries after `_`
-                    ranges.push((ps, pe));
-                } else {
-                    ranges.push((ps, pe));
-                }
-            }
-        }
+        let (ranges, ident) = word_ranges(chunk, keep_whole, is_verb);
         // Drop clitics after an apostrophe ("Denver's" -> "Denver").
         let mut first_in_chunk = true;
         for (a, b) in ranges {
@@ -269,6 +220,62 @@ pub(crate) fn tokenize<'a>(
         }
     }
     out
+}
+
+/// The words of one chunk (byte ranges inside it), and whether the chunk
+/// is an identifier: `snake_case`, `dotted.names`, `many-hyphens`, or a
+/// camel-cased word that splits (its humps are words).
+fn word_ranges(
+    chunk: &str,
+    keep_whole: &dyn Fn(&str) -> bool,
+    is_verb: &dyn Fn(&str) -> bool,
+) -> (Vec<(usize, usize)>, bool) {
+    let has_us = chunk.contains('_');
+    let dot_letters = chunk.char_indices().any(|(i, c)| {
+        c == '.'
+            && chunk[..i].chars().last().is_some_and(char::is_alphabetic)
+            && chunk[i + 1..]
+                .chars()
+                .next()
+                .is_some_and(char::is_alphabetic)
+            && chunk[i + 1..]
+                .chars()
+                .nth(1)
+                .is_some_and(char::is_alphanumeric)
+    });
+    let hyphens = chunk.matches('-').count();
+    let mut ident = has_us || dot_letters || hyphens >= 2;
+    let numberish = chunk
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '\''));
+    if numberish {
+        return (vec![(0, chunk.len())], ident);
+    }
+    // Camel decision per part.
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for (ps, pe) in connector_parts(chunk) {
+        let part = &chunk[ps..pe];
+        let lower = part.to_lowercase();
+        let split = has_hump(part) && !keep_whole(&lower) && {
+            let humps = camel_ranges(part);
+            let first = humps
+                .first()
+                .and_then(|(a, b)| part.get(*a..*b))
+                .unwrap_or("");
+            let starts_lower = part.chars().next().is_some_and(char::is_lowercase);
+            ident || (starts_lower && first.chars().count() >= 2) || is_verb(&lemma(first))
+        };
+        if split {
+            ident = true;
+            for (a, b) in camel_ranges(part) {
+                ranges.push((ps + a, ps + b));
+            }
+        } else {
+            // identifiers still split letter->digit boundaries after `_`
+            ranges.push((ps, pe));
+        }
+    }
+    (ranges, ident)
 }
 
 /// Split an identifier into lower-case words: `MAKE_RESERVATION` ->

@@ -31,9 +31,57 @@ pub(crate) struct Agent {
     pub profile: Option<String>,
     pub enabled: Vec<String>,
     pub disabled: Listed,
-    pub deny_patterns: Vec<String>,
+    pub deny_patterns: DenyPatterns,
     pub draft_only: bool,
     pub approval: Vec<String>,
+}
+
+/// An agent's deny patterns over tool names (`*_delete`), as written and
+/// compiled once (globset, ASCII case-insensitive).
+#[derive(Debug, Clone)]
+pub(crate) struct DenyPatterns {
+    patterns: Vec<String>,
+    /// The patterns that compiled, by their place in `set`.
+    compiled: Vec<usize>,
+    set: globset::GlobSet,
+}
+
+impl Default for DenyPatterns {
+    fn default() -> Self {
+        Self {
+            patterns: Vec::new(),
+            compiled: Vec::new(),
+            set: globset::GlobSet::empty(),
+        }
+    }
+}
+
+impl DenyPatterns {
+    /// Adds a pattern (one that does not compile is left out, said in the
+    /// log: `toolgraph validate` reports it).
+    pub fn push(&mut self, pattern: String) {
+        self.patterns.push(pattern);
+        let mut set = globset::GlobSetBuilder::new();
+        self.compiled.clear();
+        for (i, p) in self.patterns.iter().enumerate() {
+            match globset::GlobBuilder::new(p).case_insensitive(true).build() {
+                Ok(g) => {
+                    set.add(g);
+                    self.compiled.push(i);
+                }
+                Err(e) => tracing::warn!(pattern = %p, error = %e,
+                    "a deny pattern that does not compile is ignored"),
+            }
+        }
+        self.set = set.build().unwrap_or_else(|_| globset::GlobSet::empty());
+    }
+
+    /// The first pattern `name` matches.
+    pub fn matching(&self, name: &str) -> Option<&str> {
+        let first = self.set.matches(name).into_iter().min()?;
+        let i = *self.compiled.get(first)?;
+        self.patterns.get(i).map(String::as_str)
+    }
 }
 
 #[derive(Debug, Clone, Default)]

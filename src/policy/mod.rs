@@ -31,6 +31,9 @@
 pub(crate) mod data;
 mod goal;
 pub mod limits;
+mod verdicts;
+
+use verdicts::{agent_verdict, org_verdict};
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Field, Result};
@@ -207,30 +210,6 @@ pub(crate) struct Policy {
     agents: HashMap<String, Scope>,
     channels: HashMap<String, Scope>,
     goals: HashMap<String, Scope>,
-}
-
-/// `*` and `?` glob over a tool name (ASCII case-insensitive).
-pub(crate) fn glob(pattern: &str, name: &str) -> bool {
-    let (p, n) = (pattern.as_bytes(), name.as_bytes());
-    let (mut pi, mut ni) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi].eq_ignore_ascii_case(&n[ni])) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = Some(pi);
-            mark = ni;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ni = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// Lower-case letters and digits only: `Web chat`, `webchat` and `web_chat` meet.
@@ -522,229 +501,6 @@ impl Policy {
             cap: who.goal.map(|_| GOAL_RESULTS),
         })
     }
-
-    /// Each layer's verdict on one tool for `caller`, and the deciding one.
-    pub fn explain(
-        &self,
-        catalog: &Catalog,
-        caller: &Caller,
-        failed: &[(String, String)],
-        limits: &Limits,
-        now: u64,
-        idx: usize,
-    ) -> Result<Explanation> {
-        let who = self.who(caller, failed, limits, now)?;
-        Ok(self.explain_with(catalog, &who, idx))
-    }
-
-    fn explain_with(&self, catalog: &Catalog, who: &Who<'_>, idx: usize) -> Explanation {
-        let tool = &catalog.tools()[idx];
-        let label = |iri: &str| {
-            self.data
-                .labels
-                .get(iri)
-                .cloned()
-                .unwrap_or_else(|| vocab::local_name(iri).to_string())
-        };
-        let verdict = |layer, applies, r: std::result::Result<String, String>| {
-            let allowed = r.is_ok();
-            LayerVerdict {
-                layer,
-                applies,
-                allowed,
-                reason: r.unwrap_or_else(|e| e),
-            }
-        };
-        let live_org =
-            who.limits
-                .organization(&tool.name, who.org.map(|o| o.iri.as_str()), who.now);
-        let live_agent = who
-            .limits
-            .agent(&tool.name, who.agent.map(|a| a.iri.as_str()));
-        let mut layers = vec![verdict(
-            Layer::Platform,
-            true,
-            platform_verdict(&self.data, tool)
-                .and_then(|ok| who.limits.platform(&tool.name).map(|()| ok)),
-        )];
-        layers.push(match who.org {
-            Some(o) => verdict(
-                Layer::Organization,
-                true,
-                org_verdict(catalog, o, idx).and_then(|ok| live_org.map(|()| ok)),
-            ),
-            None => match live_org {
-                Err(e) => verdict(Layer::Organization, true, Err(e)),
-                Ok(()) => verdict(
-                    Layer::Organization,
-                    false,
-                    Ok("no organization given".into()),
-                ),
-            },
-        });
-        let restore = |r: std::result::Result<String, String>| match r {
-            Err(e) if tool.universal => Ok(format!(
-                "universal tool: kept although {e} (only the platform or the organization can remove it)"
-            )),
-            other => other,
-        };
-        layers.push(match who.agent {
-            Some(a) => verdict(
-                Layer::Agent,
-                true,
-                restore(agent_verdict(catalog, &self.data, a, idx))
-                    .and_then(|ok| live_agent.map(|()| ok)),
-            ),
-            None => match live_agent {
-                Err(e) => verdict(Layer::Agent, true, Err(e)),
-                Ok(()) => verdict(Layer::Agent, false, Ok("no agent given".into())),
-            },
-        });
-        let session = session_verdict(tool, who, &label);
-        let applies = who.channel.is_some() || !who.failed.is_empty();
-        layers.push(verdict(Layer::Session, applies, restore(session)));
-        layers.push(match who.goal {
-            Some(g) if tool.universal => verdict(
-                Layer::Goal,
-                true,
-                Ok(format!(
-                    "universal tool: available under every goal, {}",
-                    label(&g.iri)
-                )),
-            ),
-            Some(g) => verdict(Layer::Goal, true, goal::verdict(catalog, g, idx)),
-            None => verdict(Layer::Goal, false, Ok("no goal given".into())),
-        });
-        let allowed = layers.iter().all(|v| v.allowed);
-        let deciding = layers
-            .iter()
-            .find(|v| !v.allowed)
-            .or_else(|| layers.iter().rev().find(|v| v.applies))
-            .map_or(Layer::Platform, |v| v.layer);
-        let requires_approval =
-            allowed && who.agent.is_some_and(|a| a.approval.contains(&tool.iri));
-        Explanation {
-            tool: tool.name.clone(),
-            allowed,
-            requires_approval,
-            deciding,
-            layers,
-        }
-    }
-}
-
-type Verdict = std::result::Result<String, String>;
-
-fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
-    if !data.platform.allowed.is_empty() && !data.platform.allowed.contains(&tool.iri) {
-        return Err("not on the platform's allowed list".into());
-    }
-    if let Some((_, reason)) = data.platform.blocked.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "blocked by the platform: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
-    }
-    Ok("the platform allows it".into())
-}
-
-fn org_verdict(catalog: &Catalog, org: &Org, idx: usize) -> Verdict {
-    let tool = &catalog.tools()[idx];
-    let name = vocab::local_name(&org.iri);
-    if !org.enabled.is_empty() && !org.enabled.contains(&tool.iri) {
-        return Err(format!("not enabled for organization {name}"));
-    }
-    if let Some((_, reason)) = org.disabled.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "disabled for organization {name}: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
-    }
-    if let Some(missing) = tool
-        .integrations
-        .iter()
-        .find(|l| !org.integrations.contains(&l.iri))
-    {
-        return Err(format!(
-            "needs the {} integration, which organization {name} has not connected",
-            missing.label
-        ));
-    }
-    Ok(format!("organization {name} allows it"))
-}
-
-fn agent_verdict(catalog: &Catalog, data: &PolicyData, agent: &Agent, idx: usize) -> Verdict {
-    let tool = &catalog.tools()[idx];
-    let name = vocab::local_name(&agent.iri);
-    let profile_iri = agent
-        .profile
-        .as_ref()
-        .or_else(|| agent.subtype.as_ref().and_then(|s| data.subtypes.get(s)));
-    if let Some(p) = profile_iri {
-        let pname = vocab::local_name(p);
-        let profile = data.profiles.get(p);
-        let listed = profile.is_some_and(|pr| {
-            pr.tools.contains(&tool.iri)
-                || tool
-                    .categories
-                    .iter()
-                    .any(|c| pr.categories.contains(&c.iri))
-        });
-        if !listed {
-            return Err(format!("not in profile {pname} of agent {name}"));
-        }
-        if profile.is_some_and(|pr| pr.read_only_only) && !tool.read_only {
-            return Err(format!("profile {pname} allows read-only tools only"));
-        }
-    }
-    if !agent.enabled.is_empty() && !agent.enabled.contains(&tool.iri) {
-        return Err(format!("not enabled for agent {name}"));
-    }
-    if let Some((_, reason)) = agent.disabled.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "disabled for agent {name}: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
-    }
-    if let Some(p) = agent.deny_patterns.iter().find(|p| glob(p, &tool.name)) {
-        return Err(format!("matches agent {name}'s deny pattern `{p}`"));
-    }
-    if agent.draft_only && !tool.read_only {
-        return Err(format!("agent {name} is draft_only: read-only tools only"));
-    }
-    Ok(match profile_iri {
-        Some(p) => format!("in profile {} of agent {name}", vocab::local_name(p)),
-        None => format!("agent {name} allows it"),
-    })
-}
-
-fn session_verdict(
-    tool: &crate::model::Tool,
-    who: &Who<'_>,
-    label: &dyn Fn(&str) -> String,
-) -> Verdict {
-    if let Some((_, why)) = who
-        .failed
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(&tool.name) || n.eq_ignore_ascii_case(&tool.id))
-    {
-        return Err(format!("failed earlier in this session: {why}"));
-    }
-    if let Some(c) = who.channel
-        && !tool.channels.is_empty()
-        && !tool.channels.iter().any(|l| l.iri == c)
-    {
-        let on: Vec<&str> = tool.channels.iter().map(|l| l.label.as_str()).collect();
-        return Err(format!(
-            "only available on {}; this conversation is on {}",
-            on.join(", "),
-            label(c)
-        ));
-    }
-    Ok(match who.channel {
-        Some(c) => format!("available on {}", label(c)),
-        None => "no session restriction".into(),
-    })
 }
 
 #[cfg(test)]
@@ -752,7 +508,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn globs() {
+    fn deny_patterns_glob_tool_names() {
+        let glob = |pattern: &str, name: &str| {
+            let mut d = data::DenyPatterns::default();
+            d.push(pattern.to_string());
+            d.matching(name).is_some()
+        };
         assert!(glob("*_delete", "todo_delete"));
         assert!(glob("*_DELETE", "todo_delete"));
         assert!(!glob("*_delete", "todo_delete_all"));
@@ -761,6 +522,10 @@ mod tests {
         assert!(glob("*", ""));
         assert!(!glob("a*b", "ac"));
         assert!(glob("a*b*c", "aXbYbZc"));
+        let mut two = data::DenyPatterns::default();
+        two.push("[unclosed".into());
+        two.push("*_remove".into());
+        assert_eq!(two.matching("file_remove"), Some("*_remove"));
     }
 
     #[test]

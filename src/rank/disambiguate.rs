@@ -112,33 +112,8 @@ pub(crate) fn disambiguate(
     if n < 2 {
         return None;
     }
-    // What the request evidences: its nodes and their ancestors.
-    let mut evidence: HashSet<String> = HashSet::new();
-    for m in mentions {
-        for r in &m.iris {
-            for (node, _) in catalog.ancestors(&r.iri, 2) {
-                evidence.insert(node);
-            }
-        }
-    }
-    let all: Vec<Vec<(String, f32)>> = scored[..n].iter().map(|s| facts(catalog, s.idx)).collect();
-    let mut distinguishing: Vec<Vec<(String, f32)>> = Vec::with_capacity(n);
-    for (i, own) in all.iter().enumerate() {
-        let others: HashSet<&str> = all
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .flat_map(|(_, f)| f.iter().map(|(iri, _)| iri.as_str()))
-            .collect();
-        let mut d: Vec<(String, f32)> = own
-            .iter()
-            .filter(|(iri, _)| !others.contains(iri.as_str()))
-            .cloned()
-            .collect();
-        d.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        d.dedup_by(|a, b| a.0 == b.0);
-        distinguishing.push(d);
-    }
+    let evidence = evidenced(catalog, mentions);
+    let distinguishing = distinguishing(catalog, &scored[..n]);
     // Evidence weight per contender.
     let support: Vec<(f32, Vec<String>)> = distinguishing
         .iter()
@@ -164,9 +139,55 @@ pub(crate) fn disambiguate(
         return None;
     }
     // Nothing (or a tie) decides: ask.
-    let contenders: Vec<Contender> = scored[..n]
+    Some(clarify(catalog, &scored[..n], &distinguishing))
+}
+
+/// What the request evidences: its nodes and their ancestors.
+fn evidenced(catalog: &Catalog, mentions: &[Mention]) -> HashSet<String> {
+    let mut evidence: HashSet<String> = HashSet::new();
+    for m in mentions {
+        for r in &m.iris {
+            for (node, _) in catalog.ancestors(&r.iri, 2) {
+                evidence.insert(node);
+            }
+        }
+    }
+    evidence
+}
+
+/// Each contender's facts that no other contender has, strongest first.
+fn distinguishing(catalog: &Catalog, contenders: &[Scored]) -> Vec<Vec<(String, f32)>> {
+    let all: Vec<Vec<(String, f32)>> = contenders.iter().map(|s| facts(catalog, s.idx)).collect();
+    let mut out: Vec<Vec<(String, f32)>> = Vec::with_capacity(all.len());
+    for (i, own) in all.iter().enumerate() {
+        let others: HashSet<&str> = all
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(_, f)| f.iter().map(|(iri, _)| iri.as_str()))
+            .collect();
+        let mut d: Vec<(String, f32)> = own
+            .iter()
+            .filter(|(iri, _)| !others.contains(iri.as_str()))
+            .cloned()
+            .collect();
+        d.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        d.dedup_by(|a, b| a.0 == b.0);
+        out.push(d);
+    }
+    out
+}
+
+/// The question that would decide between close contenders, naming each
+/// one's distinguishing facts.
+fn clarify(
+    catalog: &Catalog,
+    contenders: &[Scored],
+    distinguishing: &[Vec<(String, f32)>],
+) -> Clarify {
+    let contenders: Vec<Contender> = contenders
         .iter()
-        .zip(&distinguishing)
+        .zip(distinguishing)
         .map(|(s, d)| Contender {
             idx: s.idx,
             tool: catalog
@@ -188,18 +209,17 @@ pub(crate) fn disambiguate(
             None => format!("`{}`", c.tool),
         })
         .collect();
-    let question = match options.split_last() {
+    let mut question = match options.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}?", rest.join(", ")),
         _ => format!("{}?", options.join("")),
     };
-    let mut q = question;
-    if let Some(c) = q.get_mut(0..1) {
+    if let Some(c) = question.get_mut(0..1) {
         c.make_ascii_uppercase();
     }
-    Some(Clarify {
-        question: q,
+    Clarify {
+        question,
         contenders,
-    })
+    }
 }
 
 #[cfg(test)]

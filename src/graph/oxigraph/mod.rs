@@ -10,29 +10,22 @@ use super::{
     Sparql, ToolLink,
 };
 use crate::error::{Error, Result};
-use crate::model::{
-    Dependency, LexEntry, Link, Param, PolicyFact, Provenance, TermKind, Tool, Violation,
-};
+use crate::model::{LexEntry, PolicyFact, TermKind, Tool, Violation};
 use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
 use oxigraph::model::{Literal, NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
 use oxigraph::store::{Store, Transaction};
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 mod quads;
+mod reads;
+mod records;
 mod sparql;
 
 use quads::{constellation_quads, parse_turtle};
 use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err};
 
-const Q_TOOLS: &str = include_str!("../../../queries/tools.rq");
-const Q_TOOL_LINKS: &str = include_str!("../../../queries/tool_links.rq");
-const Q_NODE_LABELS: &str = include_str!("../../../queries/node_labels.rq");
-const Q_TOOL_PARAMS: &str = include_str!("../../../queries/tool_params.rq");
-const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependencies.rq");
-const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
 const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
 const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
 const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
@@ -40,27 +33,8 @@ const Q_GRAPH_LINKS: &str = include_str!("../../../queries/graph_links.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
-const Q_RECORDS: &str = include_str!("../../../queries/records.rq");
-#[cfg(feature = "neo4j")]
-const Q_ALL_RECORDS: &str = include_str!("../../../queries/all_records.rq");
 
-/// The graph holding operational records (`queries/records.rq`).
-pub(crate) const STATE_GRAPH: &str = "urn:toolgraph:state";
-const RECORD_KIND: &str = "https://toolgraph.dev/ns#recordKind";
-const RECORD_ID: &str = "https://toolgraph.dev/ns#recordId";
-const RECORD_VALUE: &str = "https://toolgraph.dev/ns#recordValue";
-
-fn record_kind_iri(kind: &str) -> String {
-    format!("urn:toolgraph:record-kind:{}", encode_iri_part(kind))
-}
-
-fn record_iri(kind: &str, id: &str) -> String {
-    format!(
-        "urn:toolgraph:record:{}/{}",
-        encode_iri_part(kind),
-        encode_iri_part(id)
-    )
-}
+pub(crate) use records::STATE_GRAPH;
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
 pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
@@ -234,22 +208,6 @@ impl OxigraphStore {
         Ok(Self { store })
     }
 
-    /// Every record as `(kind, id, JSON text)` (what moves to a graph
-    /// server's record nodes).
-    #[cfg(feature = "neo4j")]
-    pub(crate) fn all_records(&self) -> Result<Vec<(String, String, String)>> {
-        let prefix = "urn:toolgraph:record-kind:";
-        Ok(self
-            .select_fixed(Q_ALL_RECORDS)?
-            .into_iter()
-            .filter_map(|mut row| {
-                let kind = row.remove("kind")?;
-                let kind = crate::vocab::percent_decode(kind.strip_prefix(prefix)?);
-                Some((kind, row.remove("id")?, row.remove("value")?))
-            })
-            .collect())
-    }
-
     /// Removes every quad of one graph in one transaction.
     #[cfg(feature = "neo4j")]
     pub(crate) fn drop_graph(&self, graph: &oxigraph::model::GraphName) -> Result<()> {
@@ -301,10 +259,6 @@ impl OxigraphStore {
         out.dedup();
         Ok(out)
     }
-}
-
-fn parse_bool(s: Option<&String>) -> Option<bool> {
-    s.map(|v| v == "true" || v == "1")
 }
 
 impl OxigraphStore {
@@ -384,20 +338,6 @@ impl OxigraphStore {
         });
         hits.dedup();
         Ok(hits)
-    }
-}
-
-/// Keeps the least `value` seen for `key`.
-fn keep_least<V: Ord>(map: &mut HashMap<String, V>, key: String, value: V) {
-    match map.entry(key) {
-        Entry::Occupied(mut e) => {
-            if value < *e.get() {
-                e.insert(value);
-            }
-        }
-        Entry::Vacant(e) => {
-            e.insert(value);
-        }
     }
 }
 
@@ -561,219 +501,8 @@ impl GraphStore for OxigraphStore {
         self.store.len().map_err(store_err)
     }
 
-    // Every choice below is independent of the order the store returns rows
-    // in (which differs between backends, and between two parses of the same
-    // Turtle): a tool two sources describe gets the same description, links
-    // and parameters on every store, so the same embedding text and ranking.
     fn tools(&self) -> Result<Vec<Tool>> {
-        let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
-        for row in self.select_fixed(Q_TOOLS)? {
-            let Some(iri) = row.get("tool") else { continue };
-            let name = row
-                .get("name")
-                .cloned()
-                .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
-            let id = vocab::tool_id(iri).unwrap_or_else(|| name.clone());
-            let text = |k: &str| row.get(k).cloned().unwrap_or_default();
-            let read_only = parse_bool(row.get("readOnly")).unwrap_or(false);
-            let universal = parse_bool(row.get("universal")).unwrap_or(false);
-            match tools.get_mut(iri) {
-                // Several sources describe it: the smallest name, the fullest
-                // texts, and read-only or universal only when all agree.
-                Some(t) => {
-                    if name < t.name {
-                        t.name = name;
-                    }
-                    for (field, value) in [
-                        (&mut t.description, text("description")),
-                        (&mut t.model_description, text("modelDescription")),
-                    ] {
-                        if (value.len(), &value) > (field.len(), field) {
-                            *field = value;
-                        }
-                    }
-                    t.read_only &= read_only;
-                    t.universal &= universal;
-                }
-                None => {
-                    tools.insert(
-                        iri.clone(),
-                        Tool {
-                            iri: iri.clone(),
-                            id,
-                            name,
-                            description: text("description"),
-                            model_description: text("modelDescription"),
-                            read_only,
-                            universal,
-                            ..Tool::default()
-                        },
-                    );
-                }
-            }
-        }
-        // kind, parameter and reason of qualified dependencies, by (tool, target)
-        let mut qualified: HashMap<(String, String), Dependency> = HashMap::new();
-        for mut row in self.select_fixed(Q_TOOL_DEPENDENCIES)? {
-            let (Some(tool), Some(on)) = (row.remove("tool"), row.remove("on")) else {
-                continue;
-            };
-            qualified.insert(
-                (tool, on),
-                Dependency {
-                    on: String::new(),
-                    facts: crate::model::DependencyFacts {
-                        kind: row.remove("kind"),
-                        parameter: row.remove("parameter"),
-                        reason: row.remove("reason"),
-                    },
-                },
-            );
-        }
-        // Of a node's labels, the preferred one (then the smallest); and of
-        // its names the smallest: a dependency names the tool it needs.
-        let mut labels: HashMap<String, (u8, String)> = HashMap::new();
-        let mut names: HashMap<String, String> = HashMap::new();
-        for mut row in self.select_fixed(Q_NODE_LABELS)? {
-            let (Some(node), Some(label)) = (row.remove("node"), row.remove("label")) else {
-                continue;
-            };
-            let rank = row
-                .get("labelRank")
-                .and_then(|r| r.parse::<u8>().ok())
-                .unwrap_or(3);
-            if rank == 1 {
-                keep_least(&mut names, node.clone(), label.clone());
-            }
-            keep_least(&mut labels, node, (rank, label));
-        }
-        // Strongest relation first (a target both acted on and mentioned is
-        // acted on), curated before extracted, then by target.
-        let rank = |row: &HashMap<String, String>| {
-            let rel = row
-                .get("rel")
-                .map_or("", |r| r.strip_prefix(vocab::TG).unwrap_or(r));
-            let order = ["performs", "primaryEntity", "actsOn", "mentions"]
-                .iter()
-                .position(|r| *r == rel)
-                .unwrap_or(4);
-            let extracted = row.get("g").is_some_and(|g| g.ends_with("#extracted"));
-            (
-                row.get("tool").cloned(),
-                order,
-                rel.to_string(),
-                extracted,
-                row.get("target").cloned(),
-            )
-        };
-        let mut link_rows = self.select_fixed(Q_TOOL_LINKS)?;
-        link_rows.sort_by_cached_key(rank);
-        for row in link_rows {
-            let (Some(tool), Some(rel), Some(target)) =
-                (row.get("tool"), row.get("rel"), row.get("target"))
-            else {
-                continue;
-            };
-            let Some(t) = tools.get_mut(tool) else {
-                continue;
-            };
-            let provenance = if row.get("g").is_some_and(|g| g.ends_with("#extracted")) {
-                Provenance::Extracted
-            } else {
-                Provenance::Curated
-            };
-            let label = labels
-                .get(target)
-                .map_or_else(|| local_name(target).to_string(), |(_, l)| l.clone());
-            let link = Link {
-                iri: target.clone(),
-                label: label.clone(),
-                provenance,
-                weight: if provenance == Provenance::Curated {
-                    1.0
-                } else {
-                    0.8
-                },
-            };
-            let rel = rel.strip_prefix(vocab::TG).unwrap_or(rel);
-            match rel {
-                "performs" => t.verbs.push(link),
-                "primaryEntity" => {
-                    // Primary entities first, weighted highest.
-                    t.entities.retain(|l| l.iri != link.iri);
-                    t.entities.insert(
-                        0,
-                        Link {
-                            weight: link.weight.max(1.0),
-                            ..link
-                        },
-                    );
-                }
-                "actsOn" if !t.entities.iter().any(|l| l.iri == link.iri) => {
-                    t.entities.push(link);
-                }
-                "mentions" if !t.entities.iter().any(|l| l.iri == link.iri) => {
-                    t.entities.push(Link {
-                        weight: 0.4,
-                        ..link
-                    });
-                }
-                "inDomain" => t.domains.push(link),
-                "inCategory" => t.categories.push(link),
-                "requiresIntegration" => t.integrations.push(link),
-                "availableOnChannel" => t.channels.push(link),
-                "dependsOn" => {
-                    let key = (tool.clone(), target.clone());
-                    let qualifiers = qualified.get(&key).cloned().unwrap_or_default();
-                    t.depends_on.push(Dependency {
-                        on: names.get(target).cloned().unwrap_or(label),
-                        ..qualifiers
-                    });
-                }
-                _ => {}
-            }
-        }
-        let mut params: HashMap<String, Vec<Param>> = HashMap::new();
-        for row in self.select_fixed(Q_TOOL_PARAMS)? {
-            let (Some(tool), Some(name)) = (row.get("tool"), row.get("name")) else {
-                continue;
-            };
-            params.entry(tool.clone()).or_default().push(Param {
-                name: name.clone(),
-                description: row.get("description").cloned().unwrap_or_default(),
-                ty: row.get("type").cloned(),
-                required: parse_bool(row.get("required")).unwrap_or(false),
-                entity: row.get("entity").cloned(),
-            });
-        }
-        for row in self.select_fixed(Q_TOOL_SOURCES)? {
-            let (Some(tool), Some(g)) = (row.get("tool"), row.get("g")) else {
-                continue;
-            };
-            let (Some(t), Some(name)) = (tools.get_mut(tool), source_name(g)) else {
-                continue;
-            };
-            if t.source.is_empty() || name < t.source {
-                t.source = name;
-            }
-        }
-        let mut out: Vec<Tool> = tools.into_values().collect();
-        for t in &mut out {
-            if let Some(ps) = params.remove(&t.iri) {
-                t.params = Param::canonical(ps);
-            }
-            t.verbs.dedup_by(|a, b| a.iri == b.iri);
-            t.domains.dedup_by(|a, b| a.iri == b.iri);
-            t.categories.dedup_by(|a, b| a.iri == b.iri);
-            t.depends_on.sort();
-            t.depends_on.dedup_by(|a, b| a.on == b.on);
-            for links in [&mut t.integrations, &mut t.channels] {
-                links.sort_by(|a, b| a.iri.cmp(&b.iri));
-                links.dedup_by(|a, b| a.iri == b.iri);
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name).then(a.iri.cmp(&b.iri)));
-        Ok(out)
+        self.read_tools()
     }
 
     fn lexicon(&self) -> Result<Vec<LexEntry>> {
@@ -877,46 +606,11 @@ impl GraphStore for OxigraphStore {
     }
 
     fn records(&self, kind: &str) -> Result<Vec<(String, String)>> {
-        let query = bind_values(Q_RECORDS, "kind", &[record_kind_iri(kind)])?;
-        Ok(self
-            .select(query)?
-            .into_iter()
-            .filter_map(|mut row| Some((row.remove("id")?, row.remove("value")?)))
-            .collect())
+        self.read_records(kind)
     }
 
     fn put_records(&self, kind: &str, records: &[(String, Option<String>)]) -> Result<()> {
-        let graph = nn(STATE_GRAPH)?;
-        let (kind_p, id_p, value_p) = (nn(RECORD_KIND)?, nn(RECORD_ID)?, nn(RECORD_VALUE)?);
-        let kind_iri = nn(&record_kind_iri(kind))?;
-        let mut transaction = self.store.start_transaction().map_err(store_err)?;
-        for (id, value) in records {
-            let subject = nn(&record_iri(kind, id))?;
-            let old: Vec<Quad> = transaction
-                .quads_for_pattern(
-                    Some(subject.as_ref().into()),
-                    None,
-                    None,
-                    Some(graph.as_ref().into()),
-                )
-                .collect::<std::result::Result<_, _>>()
-                .map_err(store_err)?;
-            for q in &old {
-                transaction.remove(q);
-            }
-            if let Some(value) = value {
-                let quad = |p: &NamedNode, o: Term| {
-                    Quad::new(subject.clone(), p.clone(), o, graph.clone())
-                };
-                transaction.insert(&quad(&kind_p, kind_iri.clone().into()));
-                transaction.insert(&quad(&id_p, Literal::new_simple_literal(id).into()));
-                transaction.insert(&quad(&value_p, Literal::new_simple_literal(value).into()));
-            }
-        }
-        transaction.commit().map_err(store_err)?;
-        #[cfg(feature = "rocksdb")]
-        self.store.flush().map_err(store_err)?;
-        Ok(())
+        self.write_records(kind, records)
     }
 
     fn validate(&self) -> Result<Vec<Violation>> {
@@ -949,42 +643,4 @@ impl GraphStore for OxigraphStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::graph::Source;
-
-    #[test]
-    fn lexicon_reads_verbs_entities_and_instances() {
-        let ttl = r#"
-            @prefix tg: <https://toolgraph.dev/ns#> .
-            @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
-            <https://toolgraph.dev/verb/book> a tg:Verb ; skos:prefLabel "book"@en ; skos:altLabel "reserve" .
-            <https://toolgraph.dev/entity/Airline> a tg:Entity ; skos:prefLabel "airline" .
-            <https://toolgraph.dev/brand/southwest> a tg:Instance ; tg:instanceOf <https://toolgraph.dev/entity/Airline> ;
-                skos:prefLabel "Southwest" .
-        "#;
-        let store = OxigraphStore::memory().unwrap();
-        store
-            .load_unchecked(&[Source {
-                name: "lexicon.ttl".into(),
-                data: SourceData::Turtle(ttl.into()),
-            }])
-            .unwrap();
-        let es = store.lexicon().unwrap();
-        let got: Vec<_> = es.iter().map(|e| (e.label.as_str(), &e.kind)).collect();
-        assert_eq!(
-            got,
-            [
-                (
-                    "Southwest",
-                    &TermKind::Instance {
-                        class: crate::vocab::ENT.to_string() + "Airline"
-                    }
-                ),
-                ("airline", &TermKind::Entity),
-                ("book", &TermKind::Verb),
-                ("reserve", &TermKind::Verb),
-            ]
-        );
-    }
-}
+mod tests;

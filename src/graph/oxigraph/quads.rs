@@ -3,7 +3,7 @@
 
 use super::{extracted_graph, nn, source_graph};
 use crate::error::{Error, Result};
-use crate::model::Constellation;
+use crate::model::{Constellation, Dependency, Param};
 use crate::vocab::{self, encode_iri_part, tg};
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
@@ -37,172 +37,225 @@ pub(super) fn parse_turtle(name: &str, text: &str) -> Result<Vec<Quad>> {
 /// Turns built constellations into quads: declared facts in the source's
 /// graph, derived links in its `#extracted` graph.
 pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Result<Vec<Quad>> {
-    let curated = GraphName::NamedNode(nn(&source_graph(source))?);
-    let extracted = GraphName::NamedNode(nn(&extracted_graph(source))?);
-    let p = |iri: &str| nn(iri);
-    let rdf_type = p(vocab::RDF_TYPE)?;
-    let pref = p(vocab::SKOS_PREF_LABEL)?;
-    let broader = p(vocab::SKOS_BROADER)?;
     let mut q = QuadSink {
         quads: Vec::new(),
-        rdf_type: rdf_type.clone(),
-        pref: pref.clone(),
+        rdf_type: nn(vocab::RDF_TYPE)?,
+        pref: nn(vocab::SKOS_PREF_LABEL)?,
+    };
+    let g = Graphs {
+        curated: GraphName::NamedNode(nn(&source_graph(source))?),
+        extracted: GraphName::NamedNode(nn(&extracted_graph(source))?),
     };
     let by_id: HashMap<&str, &Constellation> = items
         .iter()
         .map(|c| (c.descriptor.id.as_str(), c))
         .collect();
     for c in items {
-        let d = &c.descriptor;
         let tool: NamedOrBlankNode = nn(&c.iri)?.into();
-        q.push(tool.clone(), &rdf_type, nn(tg::TOOL)?.into(), &curated);
+        g.declared(&mut q, &tool, c)?;
+        g.params(&mut q, &tool, &c.descriptor.params)?;
+        g.dependencies(&mut q, &tool, &c.descriptor.depends_on, &by_id)?;
+        g.integrations(&mut q, &tool, &c.descriptor.integrations)?;
+        g.derived(&mut q, &tool, c)?;
+    }
+    Ok(q.quads)
+}
+
+/// A source's two graphs.
+struct Graphs {
+    curated: GraphName,
+    extracted: GraphName,
+}
+
+impl Graphs {
+    /// What the descriptor declares: type, name, label, texts, flags.
+    fn declared(&self, q: &mut QuadSink, tool: &NamedOrBlankNode, c: &Constellation) -> Result<()> {
+        let d = &c.descriptor;
+        let curated = &self.curated;
+        let text = |v: &str| -> Term { Literal::new_simple_literal(v).into() };
         q.push(
             tool.clone(),
-            &p(tg::NAME)?,
-            Literal::new_simple_literal(&d.name).into(),
-            &curated,
+            &q.rdf_type.clone(),
+            nn(tg::TOOL)?.into(),
+            curated,
         );
+        q.push(tool.clone(), &nn(tg::NAME)?, text(&d.name), curated);
         let label = d.title.clone().unwrap_or_else(|| d.name.clone());
+        q.push(tool.clone(), &q.pref.clone(), text(&label), curated);
         q.push(
             tool.clone(),
-            &pref,
-            Literal::new_simple_literal(label).into(),
-            &curated,
-        );
-        q.push(
-            tool.clone(),
-            &p(tg::DESCRIPTION)?,
-            Literal::new_simple_literal(&d.description).into(),
-            &curated,
+            &nn(tg::DESCRIPTION)?,
+            text(&d.description),
+            curated,
         );
         q.text(
-            &tool,
-            &p(tg::MODEL_DESCRIPTION)?,
+            tool,
+            &nn(tg::MODEL_DESCRIPTION)?,
             &d.model_description,
-            &curated,
+            curated,
         );
-        q.text(&tool, &p(tg::SOURCE)?, &d.source, &curated);
+        q.text(tool, &nn(tg::SOURCE)?, &d.source, curated);
         let ro_graph = if d.read_only.is_some() {
-            &curated
+            curated
         } else {
-            &extracted
+            &self.extracted
         };
         q.push(
             tool.clone(),
-            &p(tg::READ_ONLY)?,
+            &nn(tg::READ_ONLY)?,
             Literal::from(c.read_only).into(),
             ro_graph,
         );
         if let Some(destructive) = d.destructive {
             q.push(
                 tool.clone(),
-                &p(tg::DESTRUCTIVE)?,
+                &nn(tg::DESTRUCTIVE)?,
                 Literal::from(destructive).into(),
-                &curated,
+                curated,
             );
         }
-        for param in &d.params {
-            let node: NamedOrBlankNode = BlankNode::default().into();
-            q.push(
-                tool.clone(),
-                &p(tg::PARAMETER_PROP)?,
-                node.clone().into(),
-                &curated,
-            );
-            q.push(node.clone(), &rdf_type, nn(tg::PARAMETER)?.into(), &curated);
-            q.push(
-                node.clone(),
-                &p(tg::PARAM_NAME)?,
-                Literal::new_simple_literal(&param.name).into(),
-                &curated,
-            );
-            q.text(
-                &node,
-                &p(tg::PARAM_DESCRIPTION)?,
-                &param.description,
-                &curated,
-            );
-            if let Some(ty) = &param.ty {
-                q.push(
-                    node.clone(),
-                    &p(tg::PARAM_TYPE)?,
-                    Literal::new_simple_literal(ty).into(),
-                    &curated,
-                );
-            }
-            if let Some(entity) = &param.entity {
-                q.push(
-                    node.clone(),
-                    &p(tg::PARAM_ENTITY)?,
-                    nn(entity)?.into(),
-                    &curated,
-                );
-            }
-            q.push(
-                node,
-                &p(tg::PARAM_REQUIRED)?,
-                Literal::from(param.required).into(),
-                &curated,
-            );
-        }
-        for dep in &d.depends_on {
-            let target = match by_id.get(dep.on.as_str()) {
-                Some(other) => other.iri.clone(),
-                None => vocab::tool_iri(&dep.on),
-            };
-            q.push(
-                tool.clone(),
-                &p(tg::DEPENDS_ON)?,
-                nn(&target)?.into(),
-                &curated,
-            );
-            if dep.is_qualified() {
-                // the plain edge above keeps every dependsOn reader working;
-                // the qualifiers hang off a node of their own
-                let node: NamedOrBlankNode = BlankNode::default().into();
-                q.push(
-                    tool.clone(),
-                    &p(tg::DEPENDENCY)?,
-                    node.clone().into(),
-                    &curated,
-                );
-                q.push(
-                    node.clone(),
-                    &p(tg::DEPENDENCY_ON)?,
-                    nn(&target)?.into(),
-                    &curated,
-                );
-                let qualifiers = [
-                    (tg::DEPENDENCE_TYPE, &dep.facts.kind),
-                    (tg::DEPENDENCY_PARAMETER, &dep.facts.parameter),
-                    (tg::DEPENDENCY_REASON, &dep.facts.reason),
-                ];
-                for (pred, value) in qualifiers {
-                    if let Some(v) = value {
-                        q.text(&node, &p(pred)?, v, &curated);
-                    }
-                }
-            }
-        }
-        for integration in &d.integrations {
+        Ok(())
+    }
+
+    /// The integrations the tool needs, declared as nodes.
+    fn integrations(
+        &self,
+        q: &mut QuadSink,
+        tool: &NamedOrBlankNode,
+        integrations: &[String],
+    ) -> Result<()> {
+        for integration in integrations {
             let Some(iri) = vocab::mint(vocab::INTEGRATION, integration) else {
                 continue;
             };
             let node = nn(&iri)?;
             q.push(
                 tool.clone(),
-                &p(tg::REQUIRES_INTEGRATION)?,
+                &nn(tg::REQUIRES_INTEGRATION)?,
                 node.clone().into(),
-                &curated,
+                &self.curated,
             );
-            q.declare(node.into(), tg::INTEGRATION, integration, &curated)?;
+            q.declare(node.into(), tg::INTEGRATION, integration, &self.curated)?;
         }
+        Ok(())
+    }
+
+    /// One blank node per parameter: name, description, type, entity,
+    /// whether it is required.
+    fn params(&self, q: &mut QuadSink, tool: &NamedOrBlankNode, params: &[Param]) -> Result<()> {
+        let curated = &self.curated;
+        for param in params {
+            let node: NamedOrBlankNode = BlankNode::default().into();
+            q.push(
+                tool.clone(),
+                &nn(tg::PARAMETER_PROP)?,
+                node.clone().into(),
+                curated,
+            );
+            q.push(
+                node.clone(),
+                &q.rdf_type.clone(),
+                nn(tg::PARAMETER)?.into(),
+                curated,
+            );
+            q.push(
+                node.clone(),
+                &nn(tg::PARAM_NAME)?,
+                Literal::new_simple_literal(&param.name).into(),
+                curated,
+            );
+            q.text(
+                &node,
+                &nn(tg::PARAM_DESCRIPTION)?,
+                &param.description,
+                curated,
+            );
+            if let Some(ty) = &param.ty {
+                q.push(
+                    node.clone(),
+                    &nn(tg::PARAM_TYPE)?,
+                    Literal::new_simple_literal(ty).into(),
+                    curated,
+                );
+            }
+            if let Some(entity) = &param.entity {
+                q.push(
+                    node.clone(),
+                    &nn(tg::PARAM_ENTITY)?,
+                    nn(entity)?.into(),
+                    curated,
+                );
+            }
+            q.push(
+                node,
+                &nn(tg::PARAM_REQUIRED)?,
+                Literal::from(param.required).into(),
+                curated,
+            );
+        }
+        Ok(())
+    }
+
+    /// A plain `dependsOn` edge per dependency (every reader works with
+    /// it), and for a qualified one a node of its own with the facts.
+    fn dependencies(
+        &self,
+        q: &mut QuadSink,
+        tool: &NamedOrBlankNode,
+        deps: &[Dependency],
+        by_id: &HashMap<&str, &Constellation>,
+    ) -> Result<()> {
+        let curated = &self.curated;
+        for dep in deps {
+            let target = match by_id.get(dep.on.as_str()) {
+                Some(other) => other.iri.clone(),
+                None => vocab::tool_iri(&dep.on),
+            };
+            q.push(
+                tool.clone(),
+                &nn(tg::DEPENDS_ON)?,
+                nn(&target)?.into(),
+                curated,
+            );
+            if !dep.is_qualified() {
+                continue;
+            }
+            let node: NamedOrBlankNode = BlankNode::default().into();
+            q.push(
+                tool.clone(),
+                &nn(tg::DEPENDENCY)?,
+                node.clone().into(),
+                curated,
+            );
+            q.push(
+                node.clone(),
+                &nn(tg::DEPENDENCY_ON)?,
+                nn(&target)?.into(),
+                curated,
+            );
+            let qualifiers = [
+                (tg::DEPENDENCE_TYPE, &dep.facts.kind),
+                (tg::DEPENDENCY_PARAMETER, &dep.facts.parameter),
+                (tg::DEPENDENCY_REASON, &dep.facts.reason),
+            ];
+            for (pred, value) in qualifiers {
+                if let Some(v) = value {
+                    q.text(&node, &nn(pred)?, v, curated);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the builder derived: verbs, entities, domains, minted nodes.
+    fn derived(&self, q: &mut QuadSink, tool: &NamedOrBlankNode, c: &Constellation) -> Result<()> {
+        let extracted = &self.extracted;
         for verb in &c.verbs {
             q.push(
                 tool.clone(),
-                &p(tg::PERFORMS)?,
+                &nn(tg::PERFORMS)?,
                 nn(&verb.iri)?.into(),
-                &extracted,
+                extracted,
             );
         }
         for (i, ent) in c.entities.iter().enumerate() {
@@ -211,13 +264,13 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             } else {
                 tg::MENTIONS
             };
-            q.push(tool.clone(), &p(rel)?, nn(&ent.iri)?.into(), &extracted);
+            q.push(tool.clone(), &nn(rel)?, nn(&ent.iri)?.into(), extracted);
             if i == 0 && ent.weight >= 0.9 {
                 q.push(
                     tool.clone(),
-                    &p(tg::PRIMARY_ENTITY)?,
+                    &nn(tg::PRIMARY_ENTITY)?,
                     nn(&ent.iri)?.into(),
-                    &extracted,
+                    extracted,
                 );
             }
         }
@@ -225,24 +278,25 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
             let node = nn(&dom.iri)?;
             q.push(
                 tool.clone(),
-                &p(tg::IN_DOMAIN)?,
+                &nn(tg::IN_DOMAIN)?,
                 node.clone().into(),
-                &extracted,
+                extracted,
             );
-            q.declare(node.into(), tg::DOMAIN, &dom.label, &extracted)?;
+            q.declare(node.into(), tg::DOMAIN, &dom.label, extracted)?;
         }
         for verb in &c.new_verbs {
-            q.declare(nn(&verb.iri)?.into(), tg::VERB, &verb.label, &extracted)?;
+            q.declare(nn(&verb.iri)?.into(), tg::VERB, &verb.label, extracted)?;
         }
+        let broader = nn(vocab::SKOS_BROADER)?;
         for term in &c.new_terms {
             let node: NamedOrBlankNode = nn(&term.iri)?.into();
-            q.declare(node.clone(), tg::ENTITY, &term.label, &extracted)?;
+            q.declare(node.clone(), tg::ENTITY, &term.label, extracted)?;
             for b in &term.broader {
-                q.push(node.clone(), &broader, nn(b)?.into(), &extracted);
+                q.push(node.clone(), &broader, nn(b)?.into(), extracted);
             }
         }
+        Ok(())
     }
-    Ok(q.quads)
 }
 
 /// Collects quads; `declare` adds a typed, labelled node (verbs, terms,

@@ -425,8 +425,26 @@ impl Texts<'_, '_> {
     /// those that reach the floor of the shortlisted and named tools are
     /// looked at closely (none at the median).
     fn fuse_shortlist(&self, scope: &Scope, k: usize) -> Option<Fused> {
-        let (mode, cfg) = (self.mode, self.cfg);
         let texts: Vec<&Channels> = std::iter::once(self.whole).chain(self.steps).collect();
+        let c = self.candidates(&texts, scope);
+        let winners = self.step_winners(&c)?;
+        // The k best keys.
+        if c.all < k && !c.everyone {
+            return None;
+        }
+        let (mut top, mut from) = self.best_keys(&texts, &c, k)?;
+        // Step winners are listed even when their key is not among the best.
+        for w in winners.iter().flatten() {
+            if !top.iter().any(|t| t.idx == w.idx) {
+                self.keep(w.idx, &mut top, &mut from);
+            }
+        }
+        Some(Fused { top, from, winners })
+    }
+
+    /// The candidates: named tools and each text's dense shortlist (the
+    /// core), then the tools any channel scored beyond their cosine.
+    fn candidates(&self, texts: &[&Channels<'_>], scope: &Scope) -> Candidates {
         // Ascending and without duplicates: sets over the snapshot's tools
         // (a bit each) rather than sorts of tens of thousands.
         let mut core = Scope::none(scope.universe());
@@ -446,43 +464,31 @@ impl Texts<'_, '_> {
                 others.push(i);
             }
         }
-        let core: Vec<usize> = core.iter().collect();
-        let everyone = all.len() == scope.len();
-        let outside = |ch: &Channels, discount: f32| {
-            if everyone {
-                f32::NEG_INFINITY
-            } else {
-                ch.outside(mode, cfg) - discount
-            }
-        };
-        // The core's bounds, then those of the other candidates whose cheap
-        // upper bound reaches `floor(core bounds)`, in ascending tool order.
-        let close = |bound: &dyn Fn(usize) -> (f32, f32),
-                     upper: &dyn Fn(usize) -> f32,
-                     floor: &dyn Fn(&mut [Bound]) -> f32| {
-            let mut bounds: Vec<Bound> = core
-                .iter()
-                .map(|&i| {
-                    let (lo, hi) = bound(i);
-                    (i, lo, hi)
-                })
-                .collect();
-            let first = floor(&mut bounds);
-            let before = bounds.len();
-            bounds.extend(others.iter().filter(|&&i| upper(i) >= first).map(|&i| {
-                let (lo, hi) = bound(i);
-                (i, lo, hi)
-            }));
-            if bounds.len() > before {
-                bounds.sort_unstable_by_key(|b| b.0);
-            }
-            bounds
-        };
+        Candidates {
+            core: core.iter().collect(),
+            others,
+            all: all.len(),
+            everyone: all.len() == scope.len(),
+        }
+    }
 
-        // Each step's best tool (no discount).
+    /// The best score outside the candidates a text can give (none when
+    /// the candidates are every tool in scope).
+    fn outside(&self, c: &Candidates, ch: &Channels<'_>, discount: f32) -> f32 {
+        if c.everyone {
+            f32::NEG_INFINITY
+        } else {
+            ch.outside(self.mode, self.cfg) - discount
+        }
+    }
+
+    /// Each step's best tool (no discount); `None` when a tool outside the
+    /// candidates could beat one.
+    fn step_winners(&self, c: &Candidates) -> Option<Vec<Option<Key>>> {
+        let (mode, cfg) = (self.mode, self.cfg);
         let mut winners: Vec<Option<Key>> = Vec::with_capacity(self.steps.len());
         for ch in self.steps {
-            let bounds = close(
+            let bounds = c.close(
                 &|i| ch.bounds(i, mode, cfg, self.exact.contains(&i)),
                 &|i| ch.upper_outside_shortlist(i, mode, cfg),
                 &|b| max_lower(b),
@@ -497,16 +503,24 @@ impl Texts<'_, '_> {
                     ch.fused(idx, mode, cfg, self.exact.contains(&idx)),
                 );
             }
-            if best.is_none_or(|w| w.fused <= outside(ch, 0.0)) {
+            if best.is_none_or(|w| w.fused <= self.outside(c, ch, 0.0)) {
                 return None;
             }
             winners.push(best);
         }
+        Some(winners)
+    }
 
-        // The k best keys.
-        if all.len() < k && !everyone {
-            return None;
-        }
+    /// The keys of every candidate that can be among the `k` best, and the
+    /// step each came from; `None` when a tool outside the candidates could
+    /// reach the k-th best key.
+    fn best_keys(
+        &self,
+        texts: &[&Channels<'_>],
+        c: &Candidates,
+        k: usize,
+    ) -> Option<(Vec<Key>, HashMap<usize, usize>)> {
+        let (mode, cfg) = (self.mode, self.cfg);
         let discount = |s: usize| if s == 0 { 0.0 } else { cfg.step_discount };
         // The k-th best lower bound: any tool whose upper bound is below it
         // has at least k tools surely ahead of it.
@@ -518,7 +532,7 @@ impl Texts<'_, '_> {
                 f32::NEG_INFINITY
             }
         };
-        let mut bounds = close(
+        let mut bounds = c.close(
             &|i| {
                 let named = self.exact.contains(&i);
                 let (mut lo, mut hi) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
@@ -545,10 +559,9 @@ impl Texts<'_, '_> {
             self.keep(idx, &mut top, &mut from);
         }
         // Nothing outside the candidates may reach the k-th best key.
-        let cmp = order(mode);
-        if !everyone {
+        if !c.everyone {
             let kth = if top.len() > k {
-                let (_, kth, _) = top.select_nth_unstable_by(k - 1, cmp);
+                let (_, kth, _) = top.select_nth_unstable_by(k - 1, order(mode));
                 kth.fused
             } else {
                 top.iter().map(|t| t.fused).fold(f32::INFINITY, f32::min)
@@ -556,133 +569,61 @@ impl Texts<'_, '_> {
             let out = texts
                 .iter()
                 .enumerate()
-                .map(|(s, ch)| outside(ch, discount(s)))
+                .map(|(s, ch)| self.outside(c, ch, discount(s)))
                 .fold(f32::NEG_INFINITY, f32::max);
             if top.len() < k || kth <= out {
                 return None;
             }
         }
-        // Step winners are listed even when their key is not among the best.
-        for w in winners.iter().flatten() {
-            if !top.iter().any(|t| t.idx == w.idx) {
-                self.keep(w.idx, &mut top, &mut from);
-            }
+        Some((top, from))
+    }
+}
+
+/// The tools fusion looks at: the core (named and dense-shortlisted), the
+/// others some channel scored, both ascending.
+struct Candidates {
+    core: Vec<usize>,
+    others: Vec<usize>,
+    /// Core and others together.
+    all: usize,
+    /// The candidates are every tool in scope.
+    everyone: bool,
+}
+
+impl Candidates {
+    /// The core's bounds, then those of the other candidates whose cheap
+    /// upper bound reaches `floor(core bounds)`, in ascending tool order.
+    fn close(
+        &self,
+        bound: &dyn Fn(usize) -> (f32, f32),
+        upper: &dyn Fn(usize) -> f32,
+        floor: &dyn Fn(&mut [Bound]) -> f32,
+    ) -> Vec<Bound> {
+        let mut bounds: Vec<Bound> = self
+            .core
+            .iter()
+            .map(|&i| {
+                let (lo, hi) = bound(i);
+                (i, lo, hi)
+            })
+            .collect();
+        let first = floor(&mut bounds);
+        let before = bounds.len();
+        bounds.extend(
+            self.others
+                .iter()
+                .filter(|&&i| upper(i) >= first)
+                .map(|&i| {
+                    let (lo, hi) = bound(i);
+                    (i, lo, hi)
+                }),
+        );
+        if bounds.len() > before {
+            bounds.sort_unstable_by_key(|b| b.0);
         }
-        Some(Fused { top, from, winners })
+        bounds
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::embed::{Embedder, HashEmbedder};
-    use crate::engine::synthetic_engine;
-    use crate::rank::Mode;
-    use crate::rank::query::embedding_texts;
-
-    /// The shortlist answers exactly what scoring every tool answers: the
-    /// same tools in the same order with the same scores, explanations,
-    /// confidences and clarify question, in every mode, over the whole
-    /// catalog and a restricted scope, for one-step and multi-step requests.
-    #[test]
-    fn shortlist_fusion_equals_scoring_every_tool() {
-        let (engine, synth) = synthetic_engine(1_500, 60, 3);
-        let snap = engine.snapshot();
-        let catalog = &snap.catalog;
-        let embedder = HashEmbedder::new();
-        let all = Scope::all(catalog.tools().len());
-        let some = Scope::of(catalog.tools().len(), (0..catalog.tools().len()).step_by(3));
-        let mut texts: Vec<String> = synth
-            .queries
-            .iter()
-            .filter_map(|q| q["query"].as_str().map(str::to_string))
-            .collect();
-        texts.push("book a flight to Paris, then reserve a hotel and pay the invoice".into());
-        texts.push("create a task and send an email to the team".into());
-        // The int8 scan over every tool, and a first pass that picks every
-        // tool in scope (exact as well: its estimate of `rest` is proven
-        // when nothing is left out).
-        let scan_all = RankConfig::default();
-        let first_pass = RankConfig {
-            dense_scan_all_below: 0,
-            dense_first_pass: catalog.tools().len(),
-            ..RankConfig::default()
-        };
-        let (mut compared, mut dense_only, mut shortlisted) = (0, 0, 0);
-        for text in &texts {
-            for (mode, cfg) in [Mode::Joint, Mode::Graph, Mode::Dense, Mode::Lexical]
-                .into_iter()
-                .flat_map(|m| [(m, &scan_all), (m, &first_pass)])
-            {
-                for scope in [&all, &some] {
-                    let query = Query::parse(catalog, text, None, mode, true);
-                    let (whole_text, step_texts) = embedding_texts(text, None, true);
-                    let vector = embedder.embed_query(&whole_text).unwrap();
-                    let steps = embedder.embed_documents(&step_texts).unwrap();
-                    let whole = mode.uses_dense().then_some(vector.as_slice());
-                    let steps: &[Vec<f32>] = if mode.uses_dense() { &steps } else { &[] };
-                    let cal = Calibration::default();
-                    let go = |f| {
-                        let prepared = prepare(catalog, &query, scope, cfg);
-                        let settings = Settings {
-                            cfg,
-                            calibration: &cal,
-                            limit: 10,
-                            explain: true,
-                        };
-                        let dense = dense(catalog, whole, steps, scope, cfg);
-                        rank(catalog, &query, scope, (prepared, dense), settings, f)
-                    };
-                    let (fast, slow) = (go(Fusion::Shortlist), go(Fusion::All));
-                    let view = |r: &Ranked| {
-                        r.tools
-                            .iter()
-                            .map(|t| {
-                                let d = &t.details;
-                                (t.idx, d.fused, d.dense, d.graph, d.lexical, t.confidence)
-                            })
-                            .collect::<Vec<_>>()
-                    };
-                    assert_eq!(view(&fast), view(&slow), "{mode:?} {text}");
-                    assert_eq!(
-                        format!("{:?}", fast.clarify),
-                        format!("{:?}", slow.clarify),
-                        "{mode:?} {text}"
-                    );
-                    let paths = |r: &Ranked| {
-                        r.tools
-                            .iter()
-                            .map(|t| format!("{:?}", t.details.paths))
-                            .collect::<Vec<_>>()
-                    };
-                    assert_eq!(paths(&fast), paths(&slow), "{mode:?} {text}");
-                    compared += 1;
-                    if !matches!(mode, Mode::Joint | Mode::Dense) {
-                        continue;
-                    }
-                    dense_only += 1;
-                    let texts = Texts {
-                        whole: &Channels::new(
-                            GraphScores::default(),
-                            Dense::new(catalog, &vector, scope, cfg),
-                            (Vec::new(), Vec::new()),
-                            scope,
-                            cfg,
-                        ),
-                        steps: &[],
-                        mode,
-                        cfg,
-                        exact: &HashSet::default(),
-                    };
-                    shortlisted += usize::from(texts.fuse_shortlist(scope, 10).is_some());
-                }
-            }
-        }
-        assert_eq!(compared, texts.len() * 16);
-        // Dense-only fusion over a shortlist proves its answer nearly always.
-        assert!(
-            shortlisted * 10 >= dense_only * 9,
-            "{shortlisted}/{dense_only}"
-        );
-    }
-}
+mod tests;

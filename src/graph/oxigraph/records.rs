@@ -1,0 +1,96 @@
+//! Operational records (airlock sources and items, usage, policies, gaps)
+//! as JSON documents in the state graph, beside the catalog and never in a
+//! source: reading or writing them touches no tool.
+
+use super::sparql::bind_values;
+use super::{OxigraphStore, nn, store_err};
+use crate::error::Result;
+use crate::vocab::encode_iri_part;
+use oxigraph::model::{Literal, NamedNode, Quad, Term};
+
+const Q_RECORDS: &str = include_str!("../../../queries/records.rq");
+#[cfg(feature = "neo4j")]
+const Q_ALL_RECORDS: &str = include_str!("../../../queries/all_records.rq");
+
+/// The graph holding operational records (`queries/records.rq`).
+pub(crate) const STATE_GRAPH: &str = "urn:toolgraph:state";
+const RECORD_KIND: &str = "https://toolgraph.dev/ns#recordKind";
+const RECORD_ID: &str = "https://toolgraph.dev/ns#recordId";
+const RECORD_VALUE: &str = "https://toolgraph.dev/ns#recordValue";
+
+fn record_kind_iri(kind: &str) -> String {
+    format!("urn:toolgraph:record-kind:{}", encode_iri_part(kind))
+}
+
+fn record_iri(kind: &str, id: &str) -> String {
+    format!(
+        "urn:toolgraph:record:{}/{}",
+        encode_iri_part(kind),
+        encode_iri_part(id)
+    )
+}
+
+impl OxigraphStore {
+    pub(super) fn read_records(&self, kind: &str) -> Result<Vec<(String, String)>> {
+        let query = bind_values(Q_RECORDS, "kind", &[record_kind_iri(kind)])?;
+        Ok(self
+            .select(query)?
+            .into_iter()
+            .filter_map(|mut row| Some((row.remove("id")?, row.remove("value")?)))
+            .collect())
+    }
+
+    pub(super) fn write_records(
+        &self,
+        kind: &str,
+        records: &[(String, Option<String>)],
+    ) -> Result<()> {
+        let graph = nn(STATE_GRAPH)?;
+        let (kind_p, id_p, value_p) = (nn(RECORD_KIND)?, nn(RECORD_ID)?, nn(RECORD_VALUE)?);
+        let kind_iri = nn(&record_kind_iri(kind))?;
+        let mut transaction = self.store.start_transaction().map_err(store_err)?;
+        for (id, value) in records {
+            let subject = nn(&record_iri(kind, id))?;
+            let old: Vec<Quad> = transaction
+                .quads_for_pattern(
+                    Some(subject.as_ref().into()),
+                    None,
+                    None,
+                    Some(graph.as_ref().into()),
+                )
+                .collect::<std::result::Result<_, _>>()
+                .map_err(store_err)?;
+            for q in &old {
+                transaction.remove(q);
+            }
+            if let Some(value) = value {
+                let quad = |p: &NamedNode, o: Term| {
+                    Quad::new(subject.clone(), p.clone(), o, graph.clone())
+                };
+                transaction.insert(&quad(&kind_p, kind_iri.clone().into()));
+                transaction.insert(&quad(&id_p, Literal::new_simple_literal(id).into()));
+                transaction.insert(&quad(&value_p, Literal::new_simple_literal(value).into()));
+            }
+        }
+        transaction.commit().map_err(store_err)?;
+        #[cfg(feature = "rocksdb")]
+        self.store.flush().map_err(store_err)?;
+        Ok(())
+    }
+
+    /// Every record as `(kind, id, JSON text)` (what moves to a graph
+    /// server's record nodes).
+    #[cfg(feature = "neo4j")]
+    pub(crate) fn all_records(&self) -> Result<Vec<(String, String, String)>> {
+        let prefix = "urn:toolgraph:record-kind:";
+        Ok(self
+            .select_fixed(Q_ALL_RECORDS)?
+            .into_iter()
+            .filter_map(|mut row| {
+                let kind = row.remove("kind")?;
+                let kind = crate::vocab::percent_decode(kind.strip_prefix(prefix)?);
+                Some((kind, row.remove("id")?, row.remove("value")?))
+            })
+            .collect())
+    }
+}
