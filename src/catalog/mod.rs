@@ -49,6 +49,91 @@ pub(crate) struct Catalog {
     paths: paths::Paths,
 }
 
+/// The catalog's lookups by IRI, name, source and domain, and how many
+/// tools act on each entity.
+struct Lookups {
+    by_iri: HashMap<String, usize>,
+    by_name: HashMap<String, Vec<usize>>,
+    by_source: HashMap<String, Vec<usize>>,
+    by_domain: HashMap<String, Vec<usize>>,
+    entity_df: HashMap<String, usize>,
+}
+
+impl Lookups {
+    fn of(tools: &[Tool]) -> Self {
+        let mut l = Lookups {
+            by_iri: HashMap::new(),
+            by_name: HashMap::new(),
+            by_source: HashMap::new(),
+            by_domain: HashMap::new(),
+            entity_df: HashMap::new(),
+        };
+        for (i, t) in tools.iter().enumerate() {
+            l.by_iri.insert(t.iri.clone(), i);
+            l.by_source.entry(t.source.clone()).or_default().push(i);
+            for d in &t.domains {
+                let tools = l.by_domain.entry(d.iri.clone()).or_default();
+                if tools.last() != Some(&i) {
+                    tools.push(i);
+                }
+            }
+            l.by_name.entry(t.name.to_lowercase()).or_default().push(i);
+            if t.id != t.name {
+                l.by_name.entry(t.id.to_lowercase()).or_default().push(i);
+            }
+            let mut seen = HashSet::new();
+            for e in &t.entities {
+                if seen.insert(e.iri.as_str()) {
+                    *l.entity_df.entry(e.iri.clone()).or_default() += 1;
+                }
+            }
+        }
+        l
+    }
+}
+
+/// Which vector row each tool has, which tool each row is, and the tools
+/// without one.
+struct Rows {
+    vector_row: Vec<Option<usize>>,
+    row_tool: Vec<u32>,
+    without_vector: Vec<usize>,
+}
+
+impl Rows {
+    fn of(tools: &[Tool], vectors: Option<&Vectors>) -> Self {
+        let vector_row: Vec<Option<usize>> = match vectors {
+            Some(v) => {
+                let rows: HashMap<&str, usize> = v
+                    .index
+                    .ids()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| (id.as_str(), i))
+                    .collect();
+                tools
+                    .iter()
+                    .map(|t| rows.get(t.id.as_str()).copied())
+                    .collect()
+            }
+            None => vec![None; tools.len()],
+        };
+        let mut row_tool = vec![u32::MAX; vectors.map_or(0, |v| v.index.len())];
+        let mut without_vector = Vec::new();
+        for (tool, row) in vector_row.iter().enumerate() {
+            match (row.and_then(|r| row_tool.get_mut(r)), u32::try_from(tool)) {
+                (Some(slot), Ok(t)) if t != u32::MAX => *slot = t,
+                _ => without_vector.push(tool),
+            }
+        }
+        Rows {
+            vector_row,
+            row_tool,
+            without_vector,
+        }
+    }
+}
+
 /// The text BM25 indexes for a tool: name (split), description and, with
 /// `params`, parameter names.
 pub(crate) fn lexical_text(tool: &Tool, params: bool) -> String {
@@ -159,61 +244,20 @@ impl Catalog {
         vectors: Option<Vectors>,
         lexical_params: bool,
     ) -> Self {
-        let mut by_iri = HashMap::new();
-        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_source: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_domain: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut entity_df: HashMap<String, usize> = HashMap::new();
-        for (i, t) in tools.iter().enumerate() {
-            by_iri.insert(t.iri.clone(), i);
-            by_source.entry(t.source.clone()).or_default().push(i);
-            for d in &t.domains {
-                let tools = by_domain.entry(d.iri.clone()).or_default();
-                if tools.last() != Some(&i) {
-                    tools.push(i);
-                }
-            }
-            by_name.entry(t.name.to_lowercase()).or_default().push(i);
-            if t.id != t.name {
-                by_name.entry(t.id.to_lowercase()).or_default().push(i);
-            }
-            let mut seen = HashSet::new();
-            for e in &t.entities {
-                if seen.insert(e.iri.as_str()) {
-                    *entity_df.entry(e.iri.clone()).or_default() += 1;
-                }
-            }
-        }
+        let Lookups {
+            by_iri,
+            by_name,
+            by_source,
+            by_domain,
+            entity_df,
+        } = Lookups::of(&tools);
         let docs: Vec<String> = tools
             .iter()
             .map(|t| lexical_text(t, lexical_params))
             .collect();
         let bm25 = Bm25::new(&docs);
         let names = NameIndex::new(tools.iter().map(|t| t.name.as_str()));
-        let vector_row = match &vectors {
-            Some(v) => {
-                let rows: HashMap<&str, usize> = v
-                    .index
-                    .ids()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, id)| (id.as_str(), i))
-                    .collect();
-                tools
-                    .iter()
-                    .map(|t| rows.get(t.id.as_str()).copied())
-                    .collect()
-            }
-            None => vec![None; tools.len()],
-        };
-        let mut row_tool = vec![u32::MAX; vectors.as_ref().map_or(0, |v| v.index.len())];
-        let mut without_vector = Vec::new();
-        for (tool, row) in vector_row.iter().enumerate() {
-            match (row.and_then(|r| row_tool.get_mut(r)), u32::try_from(tool)) {
-                (Some(slot), Ok(t)) if t != u32::MAX => *slot = t,
-                _ => without_vector.push(tool),
-            }
-        }
+        let rows = Rows::of(&tools, vectors.as_ref());
         let paths = paths::Paths::build(links, &facts, &by_iri);
         // skos:broader and instanceOf parents together, in one sorted order
         let mut parents: Vec<(String, String)> =
@@ -237,10 +281,10 @@ impl Catalog {
             bm25,
             names,
             vectors,
-            vector_row,
-            rows_without_tool: row_tool.iter().filter(|&&t| t == u32::MAX).count(),
-            row_tool,
-            without_vector,
+            vector_row: rows.vector_row,
+            rows_without_tool: rows.row_tool.iter().filter(|&&t| t == u32::MAX).count(),
+            row_tool: rows.row_tool,
+            without_vector: rows.without_vector,
             entity_df,
             broader,
             deps,

@@ -35,6 +35,7 @@ pub use crate::import::{Format, bundled};
 pub use crate::model::PolicyFact;
 pub use crate::policy::limits::{Budget, BudgetUnit, Grant, Period, UsagePolicy};
 pub use crate::policy::{Caller, Explanation, Layer, LayerVerdict, Warning};
+pub use crate::rank::stages::StageSpans;
 pub use crate::rank::{Calibration, Clarify, Contender, Mode, RankConfig, ScoreDetails};
 pub use crate::select::{Dropped, Selection, Strategy};
 

@@ -147,8 +147,8 @@ impl Metrics {
 }
 
 /// The tracing layer that times the core's `stage` spans into [`global`].
-pub(crate) fn stage_timings() -> crate::rank::stages::StageSpans<impl Fn(&str, f64) + Send + Sync> {
-    crate::rank::stages::StageSpans::new(|stage: &str, seconds: f64| global().stage(stage, seconds))
+pub(crate) fn stage_timings() -> crate::engine::StageSpans<impl Fn(&str, f64) + Send + Sync> {
+    crate::engine::StageSpans::new(|stage: &str, seconds: f64| global().stage(stage, seconds))
 }
 
 #[cfg(test)]

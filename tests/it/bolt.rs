@@ -1070,8 +1070,14 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
         text.contains(&format!("and {tools} tool vectors")),
         "{text}"
     );
-    // The server's catalog is the data dir's: the same tools, no re-embedding.
-    let listed = toolgraph_on(&server, &["tools"]);
+    commands_answer_as_on_the_data_dir(&server, d, tools);
+    migration_and_credentials_errors(&server, d);
+}
+
+/// The server's catalog is the data dir's: the same tools, the same SPARQL
+/// answers, search, and a load that embeds only its new tools.
+fn commands_answer_as_on_the_data_dir(server: &GraphServer, d: &str, tools: usize) {
+    let listed = toolgraph_on(server, &["tools"]);
     assert!(listed.status.success(), "{}", output_text(&listed));
     let local = Command::new(env!("CARGO_BIN_EXE_toolgraph"))
         .args(["tools", "--data", d])
@@ -1082,7 +1088,7 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
     assert!(output_text(&listed).contains(" tools\n"));
     // The operator's read-only SPARQL answers from the server's statements.
     let count = "SELECT (COUNT(?t) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }";
-    let remote = toolgraph_on(&server, &["sparql", count]);
+    let remote = toolgraph_on(server, &["sparql", count]);
     assert!(remote.status.success(), "{}", output_text(&remote));
     let local = Command::new(env!("CARGO_BIN_EXE_toolgraph"))
         .args(["sparql", count, "--data", d])
@@ -1095,7 +1101,7 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
         "{}",
         output_text(&remote)
     );
-    let update = toolgraph_on(&server, &["sparql", "DELETE WHERE { ?s ?p ?o }"]);
+    let update = toolgraph_on(server, &["sparql", "DELETE WHERE { ?s ?p ?o }"]);
     assert!(!update.status.success());
     let search = toolgraph_on(
         &server,
@@ -1108,13 +1114,17 @@ fn migrate_copies_a_data_dir_and_every_command_then_runs_on_the_server() {
     assert!(search.status.success(), "{}", output_text(&search));
     let r: serde_json::Value = serde_json::from_slice(&search.stdout).unwrap();
     assert_eq!(r["matches"][0]["tool"], "restaurant_table_reserve", "{r}");
-    let added = toolgraph_on(&server, &["load", "tests/fixtures/mcp/tools_list.json"]);
+    let added = toolgraph_on(server, &["load", "tests/fixtures/mcp/tools_list.json"]);
     let text = output_text(&added);
     assert!(added.status.success(), "{text}");
     assert!(text.contains(" embedded, "), "{text}");
     assert!(!text.contains("full re-index"), "{text}");
-    // A second migration would overwrite it: refused without --replace.
-    let again = toolgraph_on(&server, &["migrate", "--from", d, "--to", &server.url]);
+}
+
+/// A second migration would overwrite it: refused without --replace; a
+/// missing password or wrong credentials are errors that name the place.
+fn migration_and_credentials_errors(server: &GraphServer, d: &str) {
+    let again = toolgraph_on(server, &["migrate", "--from", d, "--to", &server.url]);
     assert!(!again.status.success());
     assert!(
         output_text(&again).contains("--replace"),
@@ -1222,9 +1232,13 @@ fn two_serve_processes_on_one_server_see_each_others_registrations() {
             .unwrap()
     };
     assert_eq!(count(a.addr), count(b.addr));
+    records_travel_between_replicas(a.addr, b.addr);
+}
 
-    // Records travel too, without a catalog change: an airlock review
-    // queue, then a usage counter, written through a, enforced through b.
+/// Records travel too, without a catalog change: an airlock review queue,
+/// then a usage counter, written through `a`, enforced through `b`.
+fn records_travel_between_replicas(a: std::net::SocketAddr, b: std::net::SocketAddr) {
+    use crate::http::call;
     let post = |addr, path: &str, body: serde_json::Value| {
         call(
             addr,
@@ -1246,33 +1260,33 @@ fn two_serve_processes_on_one_server_see_each_others_registrations() {
     };
     let spec = root().join("tests/fixtures/openapi/travel.yaml");
     let added = post(
-        a.addr,
+        a,
         "/v1/sources",
         serde_json::json!({"kind": "openapi", "location": spec}),
     );
     assert_eq!(added.status, 201, "{}", added.body);
     let source = added.json()["id"].as_str().unwrap().to_string();
     let scanned = post(
-        a.addr,
+        a,
         &format!("/v1/sources/{source}/scan"),
         serde_json::json!({}),
     );
     assert_eq!(scanned.status, 200, "{}", scanned.body);
     let pending_on = |addr| crate::http::get(addr, "/v1/pending", None).json();
-    let status_item = pending_on(a.addr)
+    let status_item = pending_on(a)
         .as_array()
         .unwrap()
         .iter()
         .find(|i| i["name"] == "getFlightStatus")
         .cloned()
-        .unwrap_or_else(|| panic!("{}", pending_on(a.addr)));
+        .unwrap_or_else(|| panic!("{}", pending_on(a)));
     eventually("the review queue", &|| {
-        pending_on(b.addr)
+        pending_on(b)
             .as_array()
             .is_some_and(|items| items.iter().any(|i| i["id"] == status_item["id"]))
     });
     let approved = post(
-        a.addr,
+        a,
         &format!(
             "/v1/pending/{}/approve",
             status_item["id"].as_str().unwrap()
@@ -1288,19 +1302,15 @@ fn two_serve_processes_on_one_server_see_each_others_registrations() {
         )
         .json()
     };
-    eventually("the approved tool", &|| {
-        explain_on(b.addr)["allowed"] == true
-    });
+    eventually("the approved tool", &|| explain_on(b)["allowed"] == true);
     let used = post(
-        a.addr,
+        a,
         "/v1/usage",
         serde_json::json!({"tool": "getFlightStatus", "org": "acme"}),
     );
     assert_eq!(used.status, 200, "{}", used.body);
-    eventually("the usage counter", &|| {
-        explain_on(b.addr)["allowed"] == false
-    });
-    let e = explain_on(b.addr);
+    eventually("the usage counter", &|| explain_on(b)["allowed"] == false);
+    let e = explain_on(b);
     assert!(
         e.to_string()
             .contains("rate limit reached for organization acme"),

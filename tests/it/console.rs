@@ -541,6 +541,18 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     b.keys(&key, &format!("{ADMIN}{ENTER}"));
     b.wait_text("#who", "admin");
 
+    let expected = console_search(&b, &live, &shots);
+    console_constellation(&b, &shots, &expected);
+    console_clarify(&b, &live, &shots);
+    console_airlock(&b, &live, &shots, &spec_url);
+    console_found_and_catalog(&b, &live, &shots);
+    console_delete(&b, &live, &spec_url);
+    console_stays_on_its_origin(&b, &origin);
+}
+
+/// 1. A search, as a planner would phrase it: the top match with its
+/// channel bars. Says the API's top match.
+fn console_search(b: &Browser, live: &Live, shots: &std::path::Path) -> Value {
     // 1. A search, as a planner would phrase it.
     let request = "book a table for two at 8pm tonight";
     let expected = top_tool(&live, request);
@@ -565,6 +577,11 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     );
     b.screenshot(&shots.join("1-search.png"));
 
+    expected
+}
+
+/// 2. The top match's constellation, opened with the keyboard.
+fn console_constellation(b: &Browser, shots: &std::path::Path, expected: &Value) {
     // 2. The top match's constellation, opened with the keyboard.
     let link = b.wait("#matches li.top-match a.constellation-link");
     b.keys(&link, ENTER);
@@ -595,7 +612,10 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     let first_path = expected["details"]["paths"][0]["explain"].as_str().unwrap();
     assert!(why.contains(first_path), "{why} lacks {first_path}");
     b.screenshot(&shots.join("2-constellation.png"));
+}
 
+/// 2b. A bare verb: ambiguous, with the question that would decide.
+fn console_clarify(b: &Browser, live: &Live, shots: &std::path::Path) {
     // 2b. A bare verb: ambiguous, with the question that would decide.
     let nav = b.wait("nav a[data-view=search]");
     b.keys(&nav, ENTER);
@@ -619,7 +639,11 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     b.screenshot(&shots.join("2b-clarify.png"));
     let verb = b.wait("#q-verb");
     b.clear(&verb);
+}
 
+/// 3. The airlock: add a loopback source, see the screening, approve one,
+/// reject the poisoned one.
+fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: &str) {
     // 3. The airlock: add a loopback source, see the screening, approve one.
     let nav = b.wait("nav a[data-view=airlock]");
     b.keys(&nav, ENTER);
@@ -637,7 +661,7 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
         poisoned_row.contains("instruction") || poisoned_row.contains("sensitive_path"),
         "the poisoned tool is not flagged: {poisoned_row}"
     );
-    assert!(b.text(&b.wait("#sources-table")).contains(&spec_url));
+    assert!(b.text(&b.wait("#sources-table")).contains(spec_url));
     // Nothing from the source is searchable before approval.
     let before = top_tool(&live, "when is high tide in the harbour tomorrow");
     assert_ne!(before["tool"], "getTideTimes");
@@ -666,7 +690,11 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     let rejected = get(live.addr, "/v1/pending?status=rejected", Some(ADMIN)).json();
     assert_eq!(rejected[0]["name"], "addNumbers", "{rejected}");
     assert_eq!(rejected[0]["review"]["reason"], "asks for the SSH key");
+}
 
+/// 4. Found by search, in the page; 5. the catalog as one organization
+/// sees it, and what its policy hides.
+fn console_found_and_catalog(b: &Browser, live: &Live, shots: &std::path::Path) {
     // 4. Found by search, in the page.
     let nav = b.wait("nav a[data-view=search]");
     b.keys(&nav, ENTER);
@@ -716,7 +744,10 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
         .find(|i| i["name"] == "getTideTimes")
         .unwrap();
     assert_eq!(approved["policy"]["rate_limit"], 30, "{approved}");
+}
 
+/// 6. Deleting the source (a second Enter confirms) withdraws its tool.
+fn console_delete(b: &Browser, live: &Live, spec_url: &str) {
     // 6. Deleting the source (a second Enter confirms) withdraws its tool.
     let nav = b.wait("nav a[data-view=airlock]");
     b.keys(&nav, ENTER);
@@ -728,7 +759,10 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     assert_eq!(get(live.addr, "/v1/sources", Some(ADMIN)).json(), json!([]));
     let after = top_tool(&live, "when is high tide in the harbour tomorrow");
     assert_ne!(after["tool"], "getTideTimes");
+}
 
+/// The page asked nothing of any other host, and logged no error.
+fn console_stays_on_its_origin(b: &Browser, origin: &str) {
     // The page asked nothing of any other host…
     // Every request a document of ours made, and every http(s) request the
     // browser made at all, went to the server (Chromium's own chrome://

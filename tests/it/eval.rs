@@ -315,7 +315,12 @@ fn harness_abstention_markdown_plot_and_gate() {
     assert_eq!((r.overall.n, r.overall.n_empty_gold), (995, 995));
     assert!(r.overall.abstain_rate.is_some() && r.overall.coverage.is_none());
 
-    let reports = vec![t.clone(), n, a, r];
+    reports_plot_and_gate(vec![t, n, a, r], rate);
+}
+
+/// The Markdown report, the plot, and the gate over a harness's reports
+/// (the first an abstainer at `rate`).
+fn reports_plot_and_gate(reports: Vec<toolgraph::eval::Report>, rate: f64) {
     let md = toolgraph::eval::to_markdown(&reports);
     println!("{md}");
     assert!(
@@ -331,7 +336,7 @@ fn harness_abstention_markdown_plot_and_gate() {
 
     // the gate: identical runs pass; a worse abstainer is flagged
     assert!(toolgraph::eval::compare_to_baseline(&reports, &reports, 0.02).is_empty());
-    let mut worse = t;
+    let mut worse = reports[0].clone();
     worse.overall.abstain_rate = Some(rate - 0.05);
     let regs = toolgraph::eval::compare_to_baseline(&[worse], &reports[..1], 0.02);
     assert_eq!(regs.len(), 1, "{regs:?}");

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod airlock;
+mod architecture;
 mod bolt;
 mod cli;
 mod common;

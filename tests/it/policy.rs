@@ -221,14 +221,61 @@ fn an_org_without_stripe_never_sees_invoice_or_payment_tools_by_any_route() {
         );
         assert!(matches!(e.tool_for(&cafe, t), Err(Error::NotFound { .. })));
     }
-    fn hidden(names: &mut dyn Iterator<Item = String>) -> bool {
-        for n in names {
-            if STRIPE_TOOLS.contains(&n.as_str()) {
-                return false;
-            }
+    stripe_tools_stay_out_of_search(e, &cafe, &acme);
+    let r = e
+        .resolve(&ResolveRequest {
+            verb: "CREATE_INVOICE".into(),
+            context: Some("for the plumbing job, $250".into()),
+            caller: cafe.clone(),
+            ..ResolveRequest::default()
+        })
+        .unwrap();
+    assert!(r.tool.is_none_or(|t| !STRIPE_TOOLS.contains(&t.as_str())));
+    assert!(hidden(&mut r.nearest.iter().map(|m| m.tool.clone())));
+    let s = e
+        .select(&SelectRequest {
+            session: "cafe".into(),
+            message: "send the customer an invoice and a payment link".into(),
+            caller: cafe.clone(),
+            strategy: toolgraph::engine::Strategy::Intents,
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    assert!(hidden(&mut s.tool_names.into_iter()));
+    let domains = e.domains(&cafe).unwrap();
+    assert!(
+        !domains.iter().any(|d| d.domain == "payments"),
+        "{domains:?}"
+    );
+    let prompt = e
+        .prompt(&toolgraph::PromptRequest {
+            tools: Some(STRIPE_TOOLS.map(String::from).to_vec()),
+            budget_tokens: 4000,
+            caller: cafe.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        prompt.prompt.is_empty() && prompt.tools.is_empty(),
+        "{prompt:?}"
+    );
+    assert_eq!(e.visible(&cafe).unwrap(), cafe_tools.len());
+}
+
+/// None of the Stripe tools, by name.
+fn hidden(names: &mut dyn Iterator<Item = String>) -> bool {
+    for n in names {
+        if STRIPE_TOOLS.contains(&n.as_str()) {
+            return false;
         }
-        true
     }
+    true
+}
+
+/// Searches of every kind for corner_cafe name no Stripe tool (matches,
+/// prerequisites, contenders, anywhere in the JSON); the same for acme
+/// find them.
+fn stripe_tools_stay_out_of_search(e: &Engine, cafe: &Caller, acme: &Caller) {
     for text in [
         "create an invoice for the customer for $120",
         "charge the card on file and send a payment link",
@@ -277,44 +324,6 @@ fn an_org_without_stripe_never_sees_invoice_or_payment_tools_by_any_route() {
             "{text}"
         );
     }
-    let r = e
-        .resolve(&ResolveRequest {
-            verb: "CREATE_INVOICE".into(),
-            context: Some("for the plumbing job, $250".into()),
-            caller: cafe.clone(),
-            ..ResolveRequest::default()
-        })
-        .unwrap();
-    assert!(r.tool.is_none_or(|t| !STRIPE_TOOLS.contains(&t.as_str())));
-    assert!(hidden(&mut r.nearest.iter().map(|m| m.tool.clone())));
-    let s = e
-        .select(&SelectRequest {
-            session: "cafe".into(),
-            message: "send the customer an invoice and a payment link".into(),
-            caller: cafe.clone(),
-            strategy: toolgraph::engine::Strategy::Intents,
-            ..SelectRequest::default()
-        })
-        .unwrap();
-    assert!(hidden(&mut s.tool_names.into_iter()));
-    let domains = e.domains(&cafe).unwrap();
-    assert!(
-        !domains.iter().any(|d| d.domain == "payments"),
-        "{domains:?}"
-    );
-    let prompt = e
-        .prompt(&toolgraph::PromptRequest {
-            tools: Some(STRIPE_TOOLS.map(String::from).to_vec()),
-            budget_tokens: 4000,
-            caller: cafe.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-    assert!(
-        prompt.prompt.is_empty() && prompt.tools.is_empty(),
-        "{prompt:?}"
-    );
-    assert_eq!(e.visible(&cafe).unwrap(), cafe_tools.len());
 }
 
 #[test]
@@ -726,15 +735,79 @@ fn expected(
     out
 }
 
+/// The property test's world: the catalog's tools as the oracle sees them,
+/// the seed profiles, the texts and goals callers draw from.
+struct World<'e> {
+    engine: &'e Engine,
+    tools: Vec<Facts>,
+    profiles: HashMap<String, (Vec<String>, Vec<String>, bool)>,
+}
+
+/// One random caller of one configuration.
+struct Case<'c> {
+    config: &'c Config,
+    c: Caller,
+    org: Option<usize>,
+    agent: Option<usize>,
+    goal: Option<&'static str>,
+    session: String,
+    ctx: String,
+}
+
+const TEXTS: [&str; 8] = [
+    "create an invoice for the customer",
+    "send the customer a text message that the technician is on the way",
+    "delete the reminder about the dentist",
+    "what are your opening hours",
+    "reserve a seat on Southwest flight 175 tomorrow",
+    "refund the last payment and open a support ticket",
+    "find open technician slots next Tuesday",
+    "add milk to my to-do list",
+];
+const GOALS: [&str; 3] = [
+    "UNDERSTAND_REQUEST",
+    "BOOK_APPOINTMENT",
+    "CONFIRM_RESOLUTION",
+];
+
 #[test]
 fn no_denied_tool_appears_by_any_route_over_10000_random_configurations() {
-    let engine = crate::rank::engine_with(toolgraph::Embeddings::Model(
+    let engine = &crate::rank::engine_with(toolgraph::Embeddings::Model(
         toolgraph::embed::default_model_dir(),
     ));
+    let world = World {
+        engine,
+        tools: oracle_tools(engine),
+        profiles: seed_profiles(engine),
+    };
+    let profile_names: Vec<String> = world.profiles.keys().cloned().collect();
+    assert!(profile_names.len() >= 6);
+    let policy_source = root().join("seeds/policy.ttl").display().to_string();
+    let mut rng = Rng(0x7007_6a2a);
+    let mut cases = 0usize;
+    let (configs, per_config) = (10, 1000);
+    for round in 0..configs {
+        let config = random_config(&mut rng, &world.tools, &profile_names);
+        engine
+            .load(&[Source {
+                name: policy_source.clone(),
+                data: SourceData::Turtle(turtle(&config)),
+            }])
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        for case in 0..per_config {
+            world.check(&mut rng, &config, round, case);
+            cases += 1;
+        }
+    }
+    eprintln!("policy property: {cases} random configurations x requests checked");
+    assert_eq!(cases, 10_000);
+}
+
+/// The catalog's tools as the oracle sees them.
+fn oracle_tools(engine: &Engine) -> Vec<Facts> {
     let all = engine.tools();
     assert_eq!(all.len(), 180);
-    let tools: Vec<Facts> = all
-        .iter()
+    all.iter()
         .map(|t| Facts {
             name: t.name.clone(),
             read_only: t.read_only,
@@ -751,8 +824,11 @@ fn no_denied_tool_appears_by_any_route_over_10000_random_configurations() {
                 .collect(),
             categories: t.categories.iter().map(|l| l.iri.clone()).collect(),
         })
-        .collect();
-    // Profiles as the seeds define them (categories, tools, read-only-only).
+        .collect()
+}
+
+/// Profiles as the seeds define them (categories, tools, read-only-only).
+fn seed_profiles(engine: &Engine) -> HashMap<String, (Vec<String>, Vec<String>, bool)> {
     let mut profiles: HashMap<String, (Vec<String>, Vec<String>, bool)> = HashMap::new();
     let sparql = engine.store().sparql().unwrap();
     if let toolgraph::graph::SparqlOutput::Solutions { rows, .. } = sparql
@@ -774,184 +850,181 @@ fn no_denied_tool_appears_by_any_route_over_10000_random_configurations() {
             }
         }
     }
-    let profile_names: Vec<String> = profiles.keys().cloned().collect();
-    assert!(profile_names.len() >= 6);
-    let policy_source = root().join("seeds/policy.ttl").display().to_string();
-    let texts = [
-        "create an invoice for the customer",
-        "send the customer a text message that the technician is on the way",
-        "delete the reminder about the dentist",
-        "what are your opening hours",
-        "reserve a seat on Southwest flight 175 tomorrow",
-        "refund the last payment and open a support ticket",
-        "find open technician slots next Tuesday",
-        "add milk to my to-do list",
-    ];
-    let goals = [
-        "UNDERSTAND_REQUEST",
-        "BOOK_APPOINTMENT",
-        "CONFIRM_RESOLUTION",
-    ];
-    let mut rng = Rng(0x7007_6a2a);
-    let mut cases = 0usize;
-    let (configs, per_config) = (10, 1000);
-    for round in 0..configs {
-        let config = random_config(&mut rng, &tools, &profile_names);
-        engine
-            .load(&[Source {
-                name: policy_source.clone(),
-                data: SourceData::Turtle(turtle(&config)),
-            }])
-            .unwrap_or_else(|e| panic!("round {round}: {e}"));
-        for case in 0..per_config {
-            let org = rng.chance(80).then(|| rng.below(3));
-            let agent = if rng.chance(70) {
-                let a = rng.below(6);
-                (org.is_none() || config.agents[a].org == org.unwrap_or(0)).then_some(a)
-            } else {
-                None
-            };
-            let org = org.or(agent.map(|a| config.agents[a].org));
-            let channel = rng.chance(40).then(|| CHANNELS[rng.below(CHANNELS.len())]);
-            let session = format!("s{round}-{case}");
-            let failed: Vec<String> = rng
-                .some(&tools, 2)
-                .into_iter()
-                .map(|t| t.name.clone())
-                .collect();
-            let goal = rng.chance(15).then(|| goals[rng.below(goals.len())]);
-            let c = Caller {
-                org: org.map(|o| format!("o{o}")),
-                agent: agent.map(|a| format!("a{a}")),
-                session: Some(session.clone()),
-                channel: channel.map(str::to_string),
-                goal: goal.map(str::to_string),
-                key: None,
-            };
-            for f in &failed {
-                // A tool the caller cannot see is not found: nothing to hide.
-                let _ = engine.session_failed(&c, f, "random failure");
-            }
-            let want = expected(&config, &tools, &profiles, org, agent, channel, &failed);
-            let ctx = || format!("round {round} case {case}: {c:?}");
+    profiles
+}
 
-            // Listing and counts.
-            let page = engine
-                .list(&ListRequest {
-                    caller: c.clone(),
-                    ..ListRequest::default()
-                })
-                .unwrap();
-            let got: BTreeSet<String> = page.tools.iter().map(|t| t.tool.name.clone()).collect();
-            if goal.is_none() {
-                assert_eq!(got, want, "{}", ctx());
-            } else {
-                assert!(got.is_subset(&want), "{}", ctx());
-            }
-            assert_eq!(page.total, got.len(), "{}", ctx());
-            assert_eq!(engine.visible(&c).unwrap(), got.len(), "{}", ctx());
-            let counted: usize = engine.domains(&c).unwrap().iter().map(|d| d.tools).sum();
-            let in_domains: usize = page.tools.iter().map(|t| t.tool.domains.len()).sum();
-            assert_eq!(counted, in_domains, "{}", ctx());
-            if let Some(a) = agent
-                && config.agents[a].draft_only
-            {
-                for t in &page.tools {
-                    assert!(
-                        t.tool.read_only,
-                        "draft_only got {}: {}",
-                        t.tool.name,
-                        ctx()
-                    );
-                }
-            }
-            let universal_ok = (config.allowed.is_empty()
-                || config.allowed.contains(&"query_org_data".to_string()))
-                && !config.blocked.contains(&"query_org_data".to_string())
-                && org.is_none_or(|o| {
-                    let o = &config.orgs[o];
-                    (o.enabled.is_empty() || o.enabled.iter().any(|t| t == "query_org_data"))
-                        && !o.disabled.iter().any(|t| t == "query_org_data")
-                });
-            assert_eq!(
-                got.contains("query_org_data"),
-                universal_ok,
-                "universal: {}",
-                ctx()
-            );
+impl World<'_> {
+    /// One random caller of `config`: its listing, counts, search,
+    /// resolve and select see exactly what the oracle says.
+    fn check(&self, rng: &mut Rng, config: &Config, round: usize, case: usize) {
+        let tools = &self.tools;
+        let org = rng.chance(80).then(|| rng.below(3));
+        let agent = if rng.chance(70) {
+            let a = rng.below(6);
+            (org.is_none() || config.agents[a].org == org.unwrap_or(0)).then_some(a)
+        } else {
+            None
+        };
+        let org = org.or(agent.map(|a| config.agents[a].org));
+        let channel = rng.chance(40).then(|| CHANNELS[rng.below(CHANNELS.len())]);
+        let session = format!("s{round}-{case}");
+        let failed: Vec<String> = rng
+            .some(tools, 2)
+            .into_iter()
+            .map(|t| t.name.clone())
+            .collect();
+        let goal = rng.chance(15).then(|| GOALS[rng.below(GOALS.len())]);
+        let c = Caller {
+            org: org.map(|o| format!("o{o}")),
+            agent: agent.map(|a| format!("a{a}")),
+            session: Some(session.clone()),
+            channel: channel.map(str::to_string),
+            goal: goal.map(str::to_string),
+            key: None,
+        };
+        for f in &failed {
+            // A tool the caller cannot see is not found: nothing to hide.
+            let _ = self.engine.session_failed(&c, f, "random failure");
+        }
+        let want = expected(config, tools, &self.profiles, org, agent, channel, &failed);
+        let ctx = format!("round {round} case {case}: {c:?}");
+        let k = Case {
+            config,
+            c,
+            org,
+            agent,
+            goal,
+            session,
+            ctx,
+        };
+        let got = self.check_listing(&k, &want);
+        let text = TEXTS[rng.below(TEXTS.len())];
+        self.check_search(&k, &got, text, case);
+    }
+
+    /// Listing and counts.
+    fn check_listing(&self, k: &Case<'_>, want: &BTreeSet<String>) -> BTreeSet<String> {
+        let (engine, config, c, org, agent, goal) =
+            (self.engine, k.config, &k.c, k.org, k.agent, k.goal);
+        let ctx = || k.ctx.clone();
+        // Listing and counts.
+        let page = engine
+            .list(&ListRequest {
+                caller: c.clone(),
+                ..ListRequest::default()
+            })
+            .unwrap();
+        let got: BTreeSet<String> = page.tools.iter().map(|t| t.tool.name.clone()).collect();
+        if goal.is_none() {
+            assert_eq!(&got, want, "{}", ctx());
+        } else {
+            assert!(got.is_subset(want), "{}", ctx());
+        }
+        assert_eq!(page.total, got.len(), "{}", ctx());
+        assert_eq!(engine.visible(&c).unwrap(), got.len(), "{}", ctx());
+        let counted: usize = engine.domains(&c).unwrap().iter().map(|d| d.tools).sum();
+        let in_domains: usize = page.tools.iter().map(|t| t.tool.domains.len()).sum();
+        assert_eq!(counted, in_domains, "{}", ctx());
+        if let Some(a) = agent
+            && config.agents[a].draft_only
+        {
             for t in &page.tools {
-                let needs = agent.is_some_and(|a| config.agents[a].approval.contains(&t.tool.name));
-                assert_eq!(t.requires_approval, needs, "{} {}", t.tool.name, ctx());
+                assert!(
+                    t.tool.read_only,
+                    "draft_only got {}: {}",
+                    t.tool.name,
+                    ctx()
+                );
             }
+        }
+        let universal_ok = (config.allowed.is_empty()
+            || config.allowed.contains(&"query_org_data".to_string()))
+            && !config.blocked.contains(&"query_org_data".to_string())
+            && org.is_none_or(|o| {
+                let o = &config.orgs[o];
+                (o.enabled.is_empty() || o.enabled.iter().any(|t| t == "query_org_data"))
+                    && !o.disabled.iter().any(|t| t == "query_org_data")
+            });
+        assert_eq!(
+            got.contains("query_org_data"),
+            universal_ok,
+            "universal: {}",
+            ctx()
+        );
+        for t in &page.tools {
+            let needs = agent.is_some_and(|a| config.agents[a].approval.contains(&t.tool.name));
+            assert_eq!(t.requires_approval, needs, "{} {}", t.tool.name, ctx());
+        }
 
-            // Search: matches, explanations, clarify contenders, prerequisites.
-            let text = texts[rng.below(texts.len())];
-            let r = engine
+        got
+    }
+
+    /// Search: matches, explanations, clarify contenders, prerequisites;
+    /// a hidden tool looks like a missing one; resolve and select.
+    fn check_search(&self, k: &Case<'_>, got: &BTreeSet<String>, text: &str, case: usize) {
+        let (engine, tools, c, session) = (self.engine, &self.tools, &k.c, &k.session);
+        let ctx = || k.ctx.clone();
+        let r = engine
+            .search(&SearchRequest {
+                text: text.into(),
+                limit: 10,
+                dependencies: true,
+                caller: c.clone(),
+                ..SearchRequest::default()
+            })
+            .unwrap();
+        for m in &r.matches {
+            assert!(got.contains(&m.tool), "match {} {}", m.tool, ctx());
+            for p in &m.prerequisites {
+                assert!(got.contains(p), "prerequisite {p} {}", ctx());
+            }
+            for p in &m.details.paths {
+                assert!(p.explain.ends_with(&m.tool), "{} {}", p.explain, ctx());
+            }
+        }
+        for ct in r.clarify.iter().flat_map(|c| &c.contenders) {
+            assert!(got.contains(&ct.tool), "contender {} {}", ct.tool, ctx());
+        }
+        // A hidden tool looks like a missing one.
+        if let Some(hidden) = tools.iter().find(|t| !got.contains(&t.name)) {
+            assert!(matches!(
+                engine.tool_for(&c, &hidden.name),
+                Err(Error::NotFound { .. })
+            ));
+            let err = engine
                 .search(&SearchRequest {
                     text: text.into(),
-                    limit: 10,
-                    dependencies: true,
+                    candidates: Some(vec![hidden.name.clone()]),
                     caller: c.clone(),
                     ..SearchRequest::default()
                 })
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("unknown candidate"), "{err}");
+        }
+        if case % 10 == 0 {
+            let res = engine
+                .resolve(&ResolveRequest {
+                    verb: "SEND_MESSAGE".into(),
+                    context: Some(text.into()),
+                    caller: c.clone(),
+                    ..ResolveRequest::default()
+                })
                 .unwrap();
-            for m in &r.matches {
-                assert!(got.contains(&m.tool), "match {} {}", m.tool, ctx());
-                for p in &m.prerequisites {
-                    assert!(got.contains(p), "prerequisite {p} {}", ctx());
-                }
-                for p in &m.details.paths {
-                    assert!(p.explain.ends_with(&m.tool), "{} {}", p.explain, ctx());
-                }
+            for m in &res.nearest {
+                assert!(got.contains(&m.tool), "resolve {} {}", m.tool, ctx());
             }
-            for ct in r.clarify.iter().flat_map(|c| &c.contenders) {
-                assert!(got.contains(&ct.tool), "contender {} {}", ct.tool, ctx());
+            let s = engine
+                .select(&SelectRequest {
+                    session: session.clone(),
+                    message: text.into(),
+                    caller: c.clone(),
+                    ..SelectRequest::default()
+                })
+                .unwrap();
+            for t in &s.tool_names {
+                assert!(got.contains(t), "select {t} {}", ctx());
             }
-            // A hidden tool looks like a missing one.
-            if let Some(hidden) = tools.iter().find(|t| !got.contains(&t.name)) {
-                assert!(matches!(
-                    engine.tool_for(&c, &hidden.name),
-                    Err(Error::NotFound { .. })
-                ));
-                let err = engine
-                    .search(&SearchRequest {
-                        text: text.into(),
-                        candidates: Some(vec![hidden.name.clone()]),
-                        caller: c.clone(),
-                        ..SearchRequest::default()
-                    })
-                    .unwrap_err()
-                    .to_string();
-                assert!(err.contains("unknown candidate"), "{err}");
-            }
-            if case % 10 == 0 {
-                let res = engine
-                    .resolve(&ResolveRequest {
-                        verb: "SEND_MESSAGE".into(),
-                        context: Some(text.into()),
-                        caller: c.clone(),
-                        ..ResolveRequest::default()
-                    })
-                    .unwrap();
-                for m in &res.nearest {
-                    assert!(got.contains(&m.tool), "resolve {} {}", m.tool, ctx());
-                }
-                let s = engine
-                    .select(&SelectRequest {
-                        session: session.clone(),
-                        message: text.into(),
-                        caller: c.clone(),
-                        ..SelectRequest::default()
-                    })
-                    .unwrap();
-                for t in &s.tool_names {
-                    assert!(got.contains(t), "select {t} {}", ctx());
-                }
-            }
-            cases += 1;
         }
     }
-    eprintln!("policy property: {cases} random configurations x requests checked");
-    assert_eq!(cases, 10_000);
-    // Put the seed policy back for the other tests sharing nothing (own engine).
 }

@@ -101,7 +101,12 @@ fn the_v1_routes_answer_planners() {
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["domains"][0], "reminders");
+    the_catalog_routes_answer(a);
+    the_ops_routes_answer(a);
+}
 
+/// Listings, one tool, domains, a session failure.
+fn the_catalog_routes_answer(a: std::net::SocketAddr) {
     let page = get(a, "/v1/tools?limit=5&offset=10", Some(READER)).json();
     assert_eq!(page["tools"].as_array().unwrap().len(), 5);
     assert_eq!(page["total"], 180);
@@ -130,7 +135,10 @@ fn the_v1_routes_answer_planners() {
     assert_eq!(r.status, 204, "{}", r.body);
     let r = get(a, "/v1/tools/send_sms?session=http-2", Some(READER));
     assert_eq!(r.status, 404, "failed tools are hidden for the session");
+}
 
+/// Health, readiness, metrics, the OpenAPI document.
+fn the_ops_routes_answer(a: std::net::SocketAddr) {
     assert_eq!(get(a, "/healthz", None).status, 200);
     let ready = get(a, "/readyz", None);
     assert_eq!(ready.status, 200);
@@ -364,6 +372,14 @@ fn registration_removal_and_reload_are_all_or_nothing() {
         },
     );
     let a = live.addr;
+    let n = registration_is_all_or_nothing(a);
+    removal_refuses_prerequisites(a, n);
+    reload_is_all_or_nothing(a, dir.path());
+}
+
+/// Registering a manifest, again, broken: all or nothing. Says how many
+/// tools it registered.
+fn registration_is_all_or_nothing(a: std::net::SocketAddr) -> u64 {
     let mcp = std::fs::read(root().join("tests/fixtures/mcp/tools_list.json")).unwrap();
     let admin = format!("Bearer {ADMIN}");
     let r = call(
@@ -424,6 +440,14 @@ fn registration_removal_and_reload_are_all_or_nothing() {
             .unwrap()
     };
     assert_eq!(total(a), 180 + n);
+    n
+}
+
+/// Remove one registered tool; a prerequisite of others is refused.
+fn removal_refuses_prerequisites(a: std::net::SocketAddr, n: u64) {
+    let admin = format!("Bearer {ADMIN}");
+    let total = get(a, "/v1/tools?limit=1", Some(ADMIN)).json()["total"].as_u64();
+    assert_eq!(total, Some(180 + n));
     // Remove one registered tool; a prerequisite of others is refused.
     let first = get(a, "/v1/tools?source=crm-mcp&limit=1", Some(ADMIN)).json()["tools"][0]["name"]
         .as_str()
@@ -461,8 +485,15 @@ fn registration_removal_and_reload_are_all_or_nothing() {
         .status,
         404
     );
+}
+
+/// Reload with a broken file: 400 with file:line:col, the old catalog
+/// answers; fixed, and a seed file gone, it reloads; policy writes go
+/// through the same validation.
+fn reload_is_all_or_nothing(a: std::net::SocketAddr, dir: &std::path::Path) {
+    let admin = format!("Bearer {ADMIN}");
     // Reload with a broken file: 400 with file:line:col, the old catalog answers.
-    let travel = dir.path().join("seeds/travel.ttl");
+    let travel = dir.join("seeds/travel.ttl");
     let good = std::fs::read_to_string(&travel).unwrap();
     std::fs::write(
         &travel,
@@ -499,7 +530,7 @@ fn registration_removal_and_reload_are_all_or_nothing() {
     assert!(r.body.contains("flight_search"));
     // Fixed, and a seed file gone: the reload removes its tools.
     std::fs::write(&travel, good).unwrap();
-    std::fs::remove_file(dir.path().join("seeds/health.ttl")).unwrap();
+    std::fs::remove_file(dir.join("seeds/health.ttl")).unwrap();
     let r = post_json(a, "/v1/reload", Some(ADMIN), "");
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(
