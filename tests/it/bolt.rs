@@ -1104,7 +1104,7 @@ fn commands_answer_as_on_the_data_dir(server: &GraphServer, d: &str, tools: usiz
     let update = toolgraph_on(server, &["sparql", "DELETE WHERE { ?s ?p ?o }"]);
     assert!(!update.status.success());
     let search = toolgraph_on(
-        &server,
+        server,
         &[
             "search",
             "dinner for two at 8pm at an Italian restaurant",

@@ -550,12 +550,12 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     console_stays_on_its_origin(&b, &origin);
 }
 
-/// 1. A search, as a planner would phrase it: the top match with its
-/// channel bars. Says the API's top match.
+/// Step 1, a search as a planner would phrase it: the top match with
+/// its channel bars. Says the API's top match.
 fn console_search(b: &Browser, live: &Live, shots: &std::path::Path) -> Value {
     // 1. A search, as a planner would phrase it.
     let request = "book a table for two at 8pm tonight";
-    let expected = top_tool(&live, request);
+    let expected = top_tool(live, request);
     let text = b.wait("#q-text");
     b.keys(&text, &format!("{request}{ENTER}"));
     let top = b.wait("#matches li.top-match .name");
@@ -580,7 +580,7 @@ fn console_search(b: &Browser, live: &Live, shots: &std::path::Path) -> Value {
     expected
 }
 
-/// 2. The top match's constellation, opened with the keyboard.
+/// Step 2, the top match's constellation, opened with the keyboard.
 fn console_constellation(b: &Browser, shots: &std::path::Path, expected: &Value) {
     // 2. The top match's constellation, opened with the keyboard.
     let link = b.wait("#matches li.top-match a.constellation-link");
@@ -614,7 +614,7 @@ fn console_constellation(b: &Browser, shots: &std::path::Path, expected: &Value)
     b.screenshot(&shots.join("2-constellation.png"));
 }
 
-/// 2b. A bare verb: ambiguous, with the question that would decide.
+/// Step 2b, a bare verb: ambiguous, with the question that would decide.
 fn console_clarify(b: &Browser, live: &Live, shots: &std::path::Path) {
     // 2b. A bare verb: ambiguous, with the question that would decide.
     let nav = b.wait("nav a[data-view=search]");
@@ -641,8 +641,8 @@ fn console_clarify(b: &Browser, live: &Live, shots: &std::path::Path) {
     b.clear(&verb);
 }
 
-/// 3. The airlock: add a loopback source, see the screening, approve one,
-/// reject the poisoned one.
+/// Step 3, the airlock: add a loopback source, see the screening,
+/// approve one, reject the poisoned one.
 fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: &str) {
     // 3. The airlock: add a loopback source, see the screening, approve one.
     let nav = b.wait("nav a[data-view=airlock]");
@@ -663,7 +663,7 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
     );
     assert!(b.text(&b.wait("#sources-table")).contains(spec_url));
     // Nothing from the source is searchable before approval.
-    let before = top_tool(&live, "when is high tide in the harbour tomorrow");
+    let before = top_tool(live, "when is high tide in the harbour tomorrow");
     assert_ne!(before["tool"], "getTideTimes");
     let review = b.wait("a[aria-label='Review getTideTimes']");
     b.keys(&review, ENTER);
@@ -692,8 +692,8 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
     assert_eq!(rejected[0]["review"]["reason"], "asks for the SSH key");
 }
 
-/// 4. Found by search, in the page; 5. the catalog as one organization
-/// sees it, and what its policy hides.
+/// Steps 4 and 5: found by search, in the page; the catalog as one
+/// organization sees it, and what its policy hides.
 fn console_found_and_catalog(b: &Browser, live: &Live, shots: &std::path::Path) {
     // 4. Found by search, in the page.
     let nav = b.wait("nav a[data-view=search]");
@@ -746,7 +746,7 @@ fn console_found_and_catalog(b: &Browser, live: &Live, shots: &std::path::Path) 
     assert_eq!(approved["policy"]["rate_limit"], 30, "{approved}");
 }
 
-/// 6. Deleting the source (a second Enter confirms) withdraws its tool.
+/// Step 6, deleting the source (a second Enter confirms) withdraws its tool.
 fn console_delete(b: &Browser, live: &Live, spec_url: &str) {
     // 6. Deleting the source (a second Enter confirms) withdraws its tool.
     let nav = b.wait("nav a[data-view=airlock]");
@@ -757,7 +757,7 @@ fn console_delete(b: &Browser, live: &Live, spec_url: &str) {
     b.keys(&delete, ENTER);
     b.wait_text("#airlock-feedback", "Deleted");
     assert_eq!(get(live.addr, "/v1/sources", Some(ADMIN)).json(), json!([]));
-    let after = top_tool(&live, "when is high tide in the harbour tomorrow");
+    let after = top_tool(live, "when is high tide in the harbour tomorrow");
     assert_ne!(after["tool"], "getTideTimes");
 }
 
@@ -778,7 +778,7 @@ fn console_stays_on_its_origin(b: &Browser, origin: &str) {
         let url = params["request"]["url"].as_str().unwrap_or_default();
         let document = params["documentURL"].as_str().unwrap_or_default();
         let on_origin = url.starts_with(&format!("{origin}/"));
-        if document.starts_with(&origin) {
+        if document.starts_with(origin) {
             ours += 1;
             if !on_origin && !url.starts_with("data:") {
                 foreign.push(url.to_string());
@@ -797,7 +797,7 @@ fn console_stays_on_its_origin(b: &Browser, origin: &str) {
         json!([]),
     );
     for r in resources.as_array().unwrap() {
-        assert!(r.as_str().unwrap().starts_with(&origin), "{r}");
+        assert!(r.as_str().unwrap().starts_with(origin), "{r}");
     }
     // …and logged no error (the one 401 is the page asking who it is
     // before the key was typed).

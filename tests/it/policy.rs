@@ -921,8 +921,8 @@ impl World<'_> {
             assert!(got.is_subset(want), "{}", ctx());
         }
         assert_eq!(page.total, got.len(), "{}", ctx());
-        assert_eq!(engine.visible(&c).unwrap(), got.len(), "{}", ctx());
-        let counted: usize = engine.domains(&c).unwrap().iter().map(|d| d.tools).sum();
+        assert_eq!(engine.visible(c).unwrap(), got.len(), "{}", ctx());
+        let counted: usize = engine.domains(c).unwrap().iter().map(|d| d.tools).sum();
         let in_domains: usize = page.tools.iter().map(|t| t.tool.domains.len()).sum();
         assert_eq!(counted, in_domains, "{}", ctx());
         if let Some(a) = agent
@@ -988,7 +988,7 @@ impl World<'_> {
         // A hidden tool looks like a missing one.
         if let Some(hidden) = tools.iter().find(|t| !got.contains(&t.name)) {
             assert!(matches!(
-                engine.tool_for(&c, &hidden.name),
+                engine.tool_for(c, &hidden.name),
                 Err(Error::NotFound { .. })
             ));
             let err = engine
@@ -1002,7 +1002,7 @@ impl World<'_> {
                 .to_string();
             assert!(err.contains("unknown candidate"), "{err}");
         }
-        if case % 10 == 0 {
+        if case.is_multiple_of(10) {
             let res = engine
                 .resolve(&ResolveRequest {
                     verb: "SEND_MESSAGE".into(),
