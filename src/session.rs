@@ -3,14 +3,15 @@
 //! Idle sessions expire after a time to live; past the cap the least
 //! recently used one goes.
 
-use std::collections::HashMap;
+use lru::LruCache;
+use std::num::NonZeroUsize;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Failures one conversation remembers, at most.
-pub(crate) const MAX_FAILED: usize = 64;
+pub(crate) const MAX_FAILED: usize = 32;
 /// Characters of a failure's reason kept.
-pub(crate) const MAX_REASON: usize = 500;
+pub(crate) const MAX_REASON: usize = 200;
 
 /// What one conversation remembers.
 #[derive(Debug, Clone, Default)]
@@ -25,9 +26,8 @@ pub(crate) struct Session {
 
 #[derive(Debug)]
 pub(crate) struct Sessions {
-    inner: Mutex<HashMap<String, (Instant, Session)>>,
+    inner: Mutex<LruCache<String, (Instant, Session)>>,
     ttl: Duration,
-    cap: usize,
 }
 
 impl Default for Sessions {
@@ -38,56 +38,44 @@ impl Default for Sessions {
 
 impl Sessions {
     pub fn new(ttl: Duration, cap: usize) -> Self {
+        let cap = NonZeroUsize::new(cap).unwrap_or(NonZeroUsize::MIN);
         Self {
-            inner: Mutex::new(HashMap::new()),
+            inner: Mutex::new(LruCache::new(cap)),
             ttl,
-            cap: cap.max(1),
         }
     }
 
     /// The session's state (empty for an unknown or expired one).
     pub fn get(&self, id: &str) -> Session {
         let mut map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        match map.get(id) {
+        match map.peek(id) {
             Some((seen, s)) if seen.elapsed() <= self.ttl => s.clone(),
             Some(_) => {
-                map.remove(id);
+                map.pop(id);
                 Session::default()
             }
             None => Session::default(),
         }
     }
 
-    /// Changes a session (creating it), marks it used, and keeps the store
-    /// within its time to live and cap.
+    /// Changes a session (creating it) and marks it used; past the cap the
+    /// least recently used session goes.
     pub fn update(&self, id: &str, change: impl FnOnce(&mut Session)) {
         let mut map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let ttl = self.ttl;
-        map.retain(|_, (seen, _)| seen.elapsed() <= ttl);
-        let entry = map
-            .entry(id.to_string())
-            .or_insert_with(|| (Instant::now(), Session::default()));
+        if map.peek(id).is_some_and(|(seen, _)| seen.elapsed() > ttl) {
+            map.pop(id);
+        }
+        let entry = map.get_or_insert_mut(id.to_string(), || (Instant::now(), Session::default()));
         entry.0 = Instant::now();
         change(&mut entry.1);
-        while map.len() > self.cap {
-            let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, (seen, _))| *seen)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            map.remove(&oldest);
-        }
     }
-}
 
-impl Sessions {
     /// Number of live sessions.
     pub fn len(&self) -> usize {
         let map = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        map.values()
-            .filter(|(seen, _)| seen.elapsed() <= self.ttl)
+        map.iter()
+            .filter(|(_, (seen, _))| seen.elapsed() <= self.ttl)
             .count()
     }
 }

@@ -3,7 +3,8 @@
 //! cost of a search. Keyed by the exact texts of one embedder call, so a hit
 //! returns what that call returned.
 
-use std::collections::HashMap;
+use lru::LruCache;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Vectors of one embedder call.
@@ -11,65 +12,48 @@ pub(crate) type Batch = Arc<Vec<Vec<f32>>>;
 
 #[derive(Debug)]
 pub(crate) struct QueryCache {
-    inner: Mutex<Lru>,
-}
-
-#[derive(Debug)]
-struct Lru {
-    map: HashMap<Vec<String>, (u64, Batch)>,
-    tick: u64,
-    cap: usize,
+    /// `None`: caching off (a capacity of 0).
+    inner: Option<Mutex<LruCache<Vec<String>, Batch>>>,
 }
 
 impl QueryCache {
     pub fn new(cap: usize) -> Self {
         Self {
-            inner: Mutex::new(Lru {
-                map: HashMap::new(),
-                tick: 0,
-                cap,
-            }),
+            inner: NonZeroUsize::new(cap).map(|cap| Mutex::new(LruCache::new(cap))),
         }
     }
 
     /// Whether the vectors of `texts` are cached (a hint: another thread
     /// may evict them before they are asked for).
     pub fn contains(&self, texts: &[String]) -> bool {
-        let lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        lru.map.contains_key(texts)
+        self.inner.as_ref().is_some_and(|lru| {
+            lru.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(texts)
+        })
     }
 
-    /// The cached vectors of `texts`, or those `embed` returns (then cached).
+    /// The cached vectors of `texts`, or those `embed` returns (then cached,
+    /// the least recently used entry making room).
     pub fn get_or_embed<E>(
         &self,
         texts: &[String],
         embed: impl FnOnce() -> Result<Vec<Vec<f32>>, E>,
     ) -> Result<Batch, E> {
+        let Some(lru) = &self.inner else {
+            return embed().map(Arc::new);
+        };
+        if let Some(batch) = lru
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(texts)
         {
-            let mut lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            lru.tick += 1;
-            let tick = lru.tick;
-            if let Some((used, batch)) = lru.map.get_mut(texts) {
-                *used = tick;
-                return Ok(Arc::clone(batch));
-            }
+            return Ok(Arc::clone(batch));
         }
         let batch: Batch = Arc::new(embed()?);
-        let mut lru = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if lru.cap == 0 {
-            return Ok(batch);
-        }
-        if lru.map.len() >= lru.cap
-            && let Some(oldest) = lru
-                .map
-                .iter()
-                .min_by_key(|(_, (used, _))| *used)
-                .map(|(k, _)| k.clone())
-        {
-            lru.map.remove(&oldest);
-        }
-        let tick = lru.tick;
-        lru.map.insert(texts.to_vec(), (tick, Arc::clone(&batch)));
+        lru.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .put(texts.to_vec(), Arc::clone(&batch));
         Ok(batch)
     }
 }

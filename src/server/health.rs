@@ -1,6 +1,6 @@
 //! Liveness, readiness and the Prometheus scrape: no key needed.
 
-use super::{Shared, metrics};
+use super::Shared;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
@@ -56,26 +56,14 @@ pub(crate) async fn readyz(State(s): State<Shared>) -> impl IntoResponse {
     (status, Json(ready))
 }
 
-/// Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "ops", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
+/// Prometheus metrics (OpenMetrics text).
+#[utoipa::path(get, path = "/metrics", tag = "ops", responses((status = 200, description = "OpenMetrics text format", body = String, content_type = "application/openmetrics-text")))]
 pub(crate) async fn scrape(State(s): State<Shared>) -> impl IntoResponse {
-    let e = &s.engine;
-    let text = metrics::global().render(&[
-        (
-            "toolgraph_catalog_tools",
-            "Tools in the catalog.",
-            e.catalog_size() as f64,
-        ),
-        (
-            "toolgraph_embeddings_computed_total",
-            "Tool embeddings computed since the start (not reused).",
-            e.embeddings_computed() as f64,
-        ),
-        (
-            "toolgraph_sessions",
-            "Conversations remembered (in memory).",
-            e.session_count() as f64,
-        ),
-    ]);
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        s.metrics.render(),
+    )
 }

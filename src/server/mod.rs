@@ -90,6 +90,7 @@ pub struct ServeOptions {
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
     pub airlock: Arc<Airlock>,
+    pub metrics: metrics::Metrics,
     pub keys: Keys,
     pub limits: Limits,
     pub reload: Vec<PathBuf>,
@@ -114,43 +115,83 @@ tokio::task_local! {
     pub(crate) static REQUEST_ID: String;
 }
 
-fn new_request_id() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    let seed = *START.get_or_init(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-    });
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!(
-        "{:016x}",
-        seed.rotate_left(17) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    )
+/// Request ids: a client's own (`x-request-id`, up to 64 letters, digits,
+/// `.`, `_`, `-`) is kept, anything else is replaced by one of ours.
+#[derive(Debug, Clone, Copy, Default)]
+struct RequestIds;
+
+impl tower_http::request_id::MakeRequestId for RequestIds {
+    fn make_request_id<B>(
+        &mut self,
+        _: &axum::http::Request<B>,
+    ) -> Option<tower_http::request_id::RequestId> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let seed = *START.get_or_init(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let id = format!(
+            "{:016x}",
+            seed.rotate_left(17) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        );
+        HeaderValue::from_str(&id)
+            .ok()
+            .map(tower_http::request_id::RequestId::new)
+    }
 }
 
-/// Request id, span, metrics; the id also goes into error bodies.
-async fn observe(req: Request, next: Next) -> Response {
-    let id = new_request_id();
+/// Drops a client's request id that is not a plain token (so that it
+/// cannot fill the log): ours is made instead.
+async fn plain_request_id(mut req: Request, next: Next) -> Response {
+    let plain = req
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        });
+    if !plain {
+        req.headers_mut().remove(REQUEST_ID_HEADER);
+    }
+    next.run(req).await
+}
+
+const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Span, metrics, and the request id in error bodies.
+async fn observe(State(state): State<Shared>, req: Request, next: Next) -> Response {
+    let id = req
+        .extensions()
+        .get::<tower_http::request_id::RequestId>()
+        .and_then(|r| r.header_value().to_str().ok())
+        .unwrap_or("-")
+        .to_string();
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let method = req.method().to_string();
-    let span = tracing::info_span!("request", id = %id, method = %method, route = %route);
+    let method = metrics::Method::of(req.method());
+    let span = tracing::info_span!("request", id = %id, method = %req.method(), route = %route);
     let started = Instant::now();
-    let mut resp = {
+    let resp = {
         use tracing::Instrument;
         REQUEST_ID
-            .scope(id.clone(), async move {
-                one_error_shape(next.run(req).await).await
-            })
+            .scope(
+                id,
+                async move { one_error_shape(next.run(req).await).await },
+            )
             .instrument(span.clone())
             .await
     };
     let status = resp.status().as_u16();
     let seconds = started.elapsed().as_secs_f64();
-    metrics::global().request(&method, &route, status, seconds);
+    state.metrics.request(method, &route, status, seconds);
     span.in_scope(|| {
         if status >= 500 {
             tracing::error!(status, ms = seconds * 1000.0, "answered");
@@ -158,9 +199,6 @@ async fn observe(req: Request, next: Next) -> Response {
             tracing::debug!(status, ms = seconds * 1000.0, "answered");
         }
     });
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        resp.headers_mut().insert("x-request-id", v);
-    }
     resp
 }
 
@@ -257,6 +295,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         handle.spawn(poll_store(airlock.clone(), every));
     }
     let state: Shared = Arc::new(AppState {
+        metrics: metrics::Metrics::new(engine.clone()),
         engine,
         airlock,
         keys: options.keys,
@@ -283,7 +322,12 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
                 "no such route (see /openapi.json)",
             )
         })
-        .layer(axum::middleware::from_fn(observe)))
+        .layer(axum::middleware::from_fn_with_state(state, observe))
+        .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
+        .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
+            RequestIds,
+        ))
+        .layer(axum::middleware::from_fn(plain_request_id)))
 }
 
 /// Catches up with the writes of other replicas: when the shared store

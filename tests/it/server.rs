@@ -610,3 +610,34 @@ fn limits_answer_429_and_504_in_the_error_shape() {
     assert_eq!(long.status, 504, "the SPARQL time limit: {}", long.body);
     assert!(long.body.contains("cancelled"), "{}", long.body);
 }
+
+#[test]
+fn request_ids_are_a_clients_plain_token_or_ours() {
+    let a = live().addr;
+    let with = |id: &str| {
+        let r = call(
+            a,
+            "GET",
+            "/v1/me",
+            &[
+                ("authorization", &format!("Bearer {READER}")),
+                ("x-request-id", id),
+            ],
+            b"",
+        );
+        r.header("x-request-id").unwrap_or_default().to_string()
+    };
+    assert_eq!(with("gateway-7f3a.1_b"), "gateway-7f3a.1_b");
+    let long = "x".repeat(200);
+    let replaced = with(&long);
+    assert_eq!(replaced.len(), 16, "{replaced}");
+    assert!(replaced.bytes().all(|b| b.is_ascii_hexdigit()));
+    let r = post_json(
+        a,
+        "/v1/search",
+        Some(READER),
+        r#"{"text": "x", "limit": -1}"#,
+    );
+    let id = r.header("x-request-id").unwrap().to_string();
+    assert_eq!(assert_error_shape(&r)["error"]["request_id"], id.as_str());
+}
