@@ -31,6 +31,9 @@ fn histogram() -> Histogram {
     Histogram::new(BUCKETS)
 }
 
+/// Histograms by label set, each with [`BUCKETS`].
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
 /// An HTTP method, the standard ones by name and every other as `OTHER`.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -98,8 +101,8 @@ struct StageLabels {
 
 /// The stage timings of this process: the tracing layer records into them
 /// whichever server (or none) is running.
-fn stages() -> &'static Family<StageLabels, Histogram, fn() -> Histogram> {
-    static STAGES: OnceLock<Family<StageLabels, Histogram, fn() -> Histogram>> = OnceLock::new();
+fn stages() -> &'static Histograms<StageLabels> {
+    static STAGES: OnceLock<Histograms<StageLabels>> = OnceLock::new();
     STAGES.get_or_init(|| Family::new_with_constructor(histogram))
 }
 
@@ -108,7 +111,7 @@ fn stages() -> &'static Family<StageLabels, Histogram, fn() -> Histogram> {
 pub(crate) struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
-    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    latency: Histograms<RouteLabels>,
 }
 
 impl Metrics {
@@ -116,8 +119,7 @@ impl Metrics {
     pub fn new(engine: Arc<Engine>) -> Self {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
-        let latency: Family<RouteLabels, Histogram, fn() -> Histogram> =
-            Family::new_with_constructor(histogram);
+        let latency: Histograms<RouteLabels> = Family::new_with_constructor(histogram);
         registry.register(
             "toolgraph_requests",
             "HTTP requests by method, route and status",
