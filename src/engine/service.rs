@@ -60,10 +60,8 @@ impl Engine {
         req: &SearchRequest,
         vector: Option<Vec<f32>>,
     ) -> Result<SearchResponse> {
-        let snap = self.snapshot();
-        let access = self.access(&snap, &req.caller)?;
         let limit = checked_limit(req.limit, Field::SearchLimit)?;
-        self.search_in(&snap, access, req, vector, limit)
+        self.search_up_to(req, vector, Some(limit))
     }
 
     /// Every tool in the request's scope, ranked (the evaluation harness's
@@ -73,10 +71,21 @@ impl Engine {
         req: &SearchRequest,
         vector: Option<Vec<f32>>,
     ) -> Result<SearchResponse> {
+        self.search_up_to(req, vector, None)
+    }
+
+    /// A search on the current snapshot, at most `limit` matches (`None`:
+    /// every tool in scope).
+    fn search_up_to(
+        &self,
+        req: &SearchRequest,
+        vector: Option<Vec<f32>>,
+        limit: Option<usize>,
+    ) -> Result<SearchResponse> {
         let snap = self.snapshot();
         let access = self.access(&snap, &req.caller)?;
-        let all = snap.catalog.len().max(1);
-        self.search_in(&snap, access, req, vector, all)
+        let limit = limit.unwrap_or_else(|| snap.catalog.len().max(1));
+        self.search_in(&snap, access, req, vector, limit)
     }
 
     /// A search within one snapshot and the caller's access to it.
