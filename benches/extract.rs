@@ -81,6 +81,7 @@ fn lexicon() -> Lexicon {
             label: v.into(),
             iri: format!("{}{}", iri::VERB, v.replace(' ', "-")),
             kind: TermKind::Verb,
+            minted: false,
         });
     }
     for i in 0..5000usize {
@@ -90,6 +91,7 @@ fn lexicon() -> Lexicon {
             label: format!("{m}{w} x{i}"),
             iri: format!("{}Synthetic{i}", iri::ENT),
             kind: TermKind::Entity,
+            minted: false,
         });
     }
     for w in words {
@@ -97,6 +99,7 @@ fn lexicon() -> Lexicon {
             label: w.into(),
             iri: format!("{}{w}", iri::ENT),
             kind: TermKind::Entity,
+            minted: false,
         });
     }
     es.push(LexEntry {
@@ -105,6 +108,7 @@ fn lexicon() -> Lexicon {
         kind: TermKind::Instance {
             class: format!("{}Airline", iri::ENT),
         },
+        minted: false,
     });
     Lexicon::new(es)
 }

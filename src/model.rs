@@ -324,6 +324,10 @@ pub struct LexEntry {
     pub label: String,
     pub iri: String,
     pub kind: TermKind,
+    /// Declared only by the constellation builder (minted from some tool's
+    /// text), not by curated Turtle: what such a node is called is shown
+    /// only to callers who may see a tool it leads to.
+    pub minted: bool,
 }
 
 /// An open-vocabulary node the constellation builder mints (`term:invoice`).

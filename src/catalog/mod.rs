@@ -231,6 +231,14 @@ impl Catalog {
         self.vectors.is_some()
     }
 
+    /// Which lexicon entries a caller who may see `scope` may match: the
+    /// curated ones, and a minted one only when it leads to a tool in
+    /// scope (a term minted from a hidden tool's text is not the caller's
+    /// to learn of).
+    pub fn sees<'s>(&'s self, scope: &'s Scope) -> impl Fn(&LexEntry) -> bool + 's {
+        move |e: &LexEntry| !e.minted || self.paths.reaches(&e.iri, scope)
+    }
+
     /// The lexicon's entries (what registration extends with new Turtle).
     pub fn lexicon_entries(&self) -> &[LexEntry] {
         self.extractor.lexicon().entries()

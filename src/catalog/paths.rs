@@ -196,6 +196,15 @@ impl Paths {
         }
     }
 
+    /// Whether any path from `node` reaches a tool in `scope`.
+    pub fn reaches(&self, node: &str, scope: &Scope) -> bool {
+        let mut found = false;
+        self.walk(node, |run| {
+            found = found || run.tools_in(scope).next().is_some();
+        });
+        found
+    }
+
     /// Every path from `nodes` to a tool `scope` may see, without
     /// duplicates: grouped by node (each distinct node once, in the order
     /// of `nodes`), then sorted by tool, relation, hops, via (the walk's

@@ -229,7 +229,10 @@ fn tools(g: &Global, filter: ToolFilter, caller: Caller, json: bool) -> Result<(
         println!("{}{approval}", render::tool_line(&t.tool));
     }
     for w in &page.warnings {
-        eprintln!("warning: {}: {} ({})", w.tool, w.reason, w.layer);
+        match (&w.tool, w.layer) {
+            (Some(tool), Some(layer)) => eprintln!("warning: {tool}: {} ({layer})", w.reason),
+            _ => eprintln!("warning: {}", w.reason),
+        }
     }
     eprintln!("{} tools", page.total);
     Ok(())

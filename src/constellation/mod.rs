@@ -273,9 +273,11 @@ fn description_object(
     new_terms: &mut Vec<NewTerm>,
 ) {
     let lex = x.lexicon();
-    let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w), &|l| {
-        lex.is_verb_lemma(l) || words::is_common_verb(l)
-    });
+    let toks = tokens::tokenize(
+        text,
+        &|w| lex.is_whole_word(w, &crate::extract::everything),
+        &|l| lex.is_verb_lemma(l, &crate::extract::everything) || words::is_common_verb(l),
+    );
     let start = ms
         .iter()
         .find(|m| m.kind == MentionKind::Verb)

@@ -54,9 +54,11 @@ impl Parts<'_> {
             add_mention_entities(x, m, pw, 0.7, &mut self.entities, &mut self.domains);
         }
         // open vocabulary from the name
-        let toks = tokens::tokenize(name, &|w| lex.is_whole_word(w), &|l| {
-            lex.is_verb_lemma(l) || words::is_common_verb(l)
-        });
+        let toks = tokens::tokenize(
+            name,
+            &|w| lex.is_whole_word(w, &crate::extract::everything),
+            &|l| lex.is_verb_lemma(l, &crate::extract::everything) || words::is_common_verb(l),
+        );
         let in_kind = |t: &tokens::Token<'_>, k: MentionKind| {
             name_ms
                 .iter()
@@ -66,7 +68,7 @@ impl Parts<'_> {
         // the verb slot: the first body token when it is a verb
         // (also any non-entity first word of a multi-word name: `acquireCustomers`)
         let verb_slot = body.first().is_some_and(|t| {
-            lex.is_verb_lemma(&t.lemma)
+            lex.is_verb_lemma(&t.lemma, &crate::extract::everything)
                 || words::is_common_verb(&t.lemma)
                 || in_kind(t, MentionKind::Verb)
                 || (body.len() >= 2

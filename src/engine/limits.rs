@@ -12,8 +12,19 @@ const POLICIES: &str = "usage_policy";
 const USAGE: &str = "usage";
 const INACTIVE: &str = "inactive";
 
-fn corrupt(kind: &str, id: &str, e: serde_json::Error) -> Error {
-    Error::store(format!("record {kind}/{id} is unreadable"), e)
+/// Reads one stored record; an unreadable one is logged and answered by
+/// `fail_closed` (the store still opens: one bad record must not take the
+/// service down, nor quietly lift the limit it held).
+fn read<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    id: &str,
+    json: &str,
+    fail_closed: impl FnOnce(&str) -> T,
+) -> T {
+    serde_json::from_str(json).unwrap_or_else(|e| {
+        tracing::error!(record = %format!("{kind}/{id}"), error = %e, "unreadable limit record: failing closed");
+        fail_closed(&format!("its {kind} record is unreadable ({e})"))
+    })
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
@@ -24,17 +35,27 @@ impl Engine {
     /// Reads the limits from the store (at open).
     pub(super) fn load_limits(&self) -> Result<()> {
         let mut l = Limits::default();
+        let mut off = Vec::new();
         for (id, json) in self.store.records(POLICIES)? {
-            let p: UsagePolicy =
-                serde_json::from_str(&json).map_err(|e| corrupt(POLICIES, &id, e))?;
-            l.policies.insert(id, p);
+            // A policy that cannot be read switches its tool off: whatever
+            // it limited stays limited until an operator sets it again.
+            let p: Option<UsagePolicy> = read(POLICIES, &id, &json, |why| {
+                off.push((id.clone(), why.to_string()));
+                None
+            });
+            if let Some(p) = p {
+                l.policies.insert(id, p);
+            }
         }
         for (id, json) in self.store.records(INACTIVE)? {
-            let why: String = serde_json::from_str(&json).map_err(|e| corrupt(INACTIVE, &id, e))?;
+            let why: String = read(INACTIVE, &id, &json, str::to_string);
             l.inactive.insert(id, why);
         }
+        l.inactive.extend(off);
+        let now = limits::now();
         for (id, json) in self.store.records(USAGE)? {
-            let c: Counter = serde_json::from_str(&json).map_err(|e| corrupt(USAGE, &id, e))?;
+            // A counter that cannot be read counts as spent for one period.
+            let c: Counter = read(USAGE, &id, &json, |_| Counter::exhausted(now));
             if let Some((org, tool)) = id.split_once('|') {
                 l.usage.insert((org.to_string(), tool.to_string()), c);
             }
@@ -139,11 +160,11 @@ impl Engine {
     /// a limit still gets its call counted.
     pub fn record_usage(&self, caller: &Caller, event: &UsageEvent) -> Result<UsageReport> {
         if let Some(c) = event.cost
-            && !(c.is_finite() && c >= 0.0)
+            && !(c.is_finite() && (0.0..=limits::MAX_COST).contains(&c))
         {
             return Err(Error::invalid_field(
                 Field::UsageCost,
-                "cost is a number >= 0",
+                format!("cost is a number from 0 to {:e}", limits::MAX_COST),
             ));
         }
         let snap = self.snapshot();

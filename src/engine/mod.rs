@@ -340,15 +340,21 @@ impl Engine {
         )
     }
 
-    /// What `caller` may see by the policy's static layers alone: neither
-    /// the session's failures nor live limits remove a tool (a failure or a
-    /// call over a limit is still about a tool the caller knows).
+    /// What `caller` may see by the policy's static layers and the access
+    /// grants alone: neither the session's failures nor rate limits, budgets
+    /// or health remove a tool (a failure or a call over a limit is still
+    /// about a tool the caller knows; one granted to others it does not).
     fn static_access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
+        let grants = self
+            .limits
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .grants();
         snapshot.policy.resolve(
             &snapshot.catalog,
             caller,
             &[],
-            &Limits::default(),
+            &grants,
             crate::policy::limits::now(),
         )
     }

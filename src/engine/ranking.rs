@@ -49,6 +49,7 @@ impl Engine {
                     dependencies: req.dependencies,
                     ..Query::parse(
                         catalog,
+                        scope,
                         &req.text,
                         req.verb.as_deref(),
                         req.mode,

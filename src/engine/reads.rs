@@ -2,11 +2,27 @@
 //! one tool, domains, a policy explanation, and session failures.
 
 use super::{DependencyEdge, DomainCount, Engine, ListRequest, ListedTool, ToolFilter, ToolPage};
+use crate::catalog::Catalog;
 use crate::error::{Error, Field, Kind, Result};
 use crate::model::Tool;
+use crate::policy::Access;
 use crate::policy::{Caller, Explanation};
 use crate::scope::Scope;
 use std::sync::PoisonError;
+
+/// Tool `i` as a caller with `access` sees it: its dependencies only on
+/// tools that caller may see too (a hidden tool named there was how a
+/// caller learned of `flight_checkin` while it answered 404; one that
+/// resolves to no tool goes too, so the two look alike).
+fn as_seen(c: &Catalog, access: &Access, i: usize) -> Option<ListedTool> {
+    let mut tool = c.tools().get(i)?.clone();
+    tool.depends_on
+        .retain(|d| c.find(&d.on).is_some_and(|j| access.scope.contains(j)));
+    Some(ListedTool {
+        tool,
+        requires_approval: access.approval.contains(i),
+    })
+}
 
 impl Engine {
     /// How many tools `caller` may see (the policy resolution alone).
@@ -43,12 +59,7 @@ impl Engine {
             .iter()
             .skip(req.offset)
             .take(limit)
-            .filter_map(|i| {
-                Some(ListedTool {
-                    tool: c.tools().get(i)?.clone(),
-                    requires_approval: access.approval.contains(i),
-                })
-            })
+            .filter_map(|i| as_seen(c, &access, i))
             .collect();
         Ok(ToolPage {
             tools,
@@ -77,12 +88,7 @@ impl Engine {
         snap.catalog
             .find(key)
             .filter(|&i| access.scope.contains(i))
-            .and_then(|i| {
-                Some(ListedTool {
-                    tool: snap.catalog.tools().get(i)?.clone(),
-                    requires_approval: access.approval.contains(i),
-                })
-            })
+            .and_then(|i| as_seen(&snap.catalog, &access, i))
             .ok_or_else(|| Error::not_found(Kind::Tool, key))
     }
 

@@ -397,7 +397,7 @@ pub struct UsageReport {
     pub tool: String,
     pub org: String,
     /// Calls in the last minute, and the limit.
-    pub calls_last_minute: usize,
+    pub calls_last_minute: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<u32>,
     /// Spent in the current budget period, and the budget.

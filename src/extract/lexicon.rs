@@ -39,10 +39,26 @@ pub struct Lexicon {
     /// First lemma -> pattern indices, longest first.
     by_first: HashMap<String, Vec<usize>>,
     by_iri: HashMap<String, Vec<usize>>,
-    /// Lower-case single-word labels (keeps `PayPal` from being camel-split).
+    /// Lower-case single-word labels (keeps `PayPal` from being camel-split)
+    /// of curated nodes.
     whole: HashSet<String>,
-    /// Lemmas of single-word verb labels.
+    /// Lemmas of single-word verb labels of curated nodes.
     verbs: HashSet<String>,
+    /// The same two for minted nodes, with their entries: a word only a
+    /// minted node has counts only for a reader who [`Sees`] one of them.
+    minted_whole: HashMap<String, Vec<usize>>,
+    minted_verbs: HashMap<String, Vec<usize>>,
+}
+
+/// Which entries a reader may match: every one when building constellations,
+/// the curated ones plus the minted ones leading to tools a caller may see
+/// when reading a caller's request (so a term only a hidden tool brought is
+/// matched exactly as a word no tool knows).
+pub type Sees<'a> = &'a dyn Fn(&LexEntry) -> bool;
+
+/// Sees every entry.
+pub fn everything(_: &LexEntry) -> bool {
+    true
 }
 
 /// A successful match of one pattern.
@@ -89,9 +105,23 @@ impl Lexicon {
             let idx = lex.entries.len();
             let lemmas: Vec<String> = words.iter().map(|w| lemma(w)).collect();
             if words.len() == 1 {
-                lex.whole.insert(words[0].clone());
-                if e.kind == TermKind::Verb {
-                    lex.verbs.insert(lemmas[0].clone());
+                let verb = e.kind == TermKind::Verb;
+                if e.minted {
+                    lex.minted_whole
+                        .entry(words[0].clone())
+                        .or_default()
+                        .push(idx);
+                    if verb {
+                        lex.minted_verbs
+                            .entry(lemmas[0].clone())
+                            .or_default()
+                            .push(idx);
+                    }
+                } else {
+                    lex.whole.insert(words[0].clone());
+                    if verb {
+                        lex.verbs.insert(lemmas[0].clone());
+                    }
                 }
             }
             let target = Target {
@@ -156,16 +186,28 @@ impl Lexicon {
         self.entries.get(i)
     }
 
-    pub(crate) fn is_whole_word(&self, lower: &str) -> bool {
-        self.whole.contains(lower)
+    pub(crate) fn is_whole_word(&self, lower: &str, sees: Sees<'_>) -> bool {
+        self.whole.contains(lower) || self.any_seen(self.minted_whole.get(lower), sees)
     }
 
-    pub(crate) fn is_verb_lemma(&self, lemma: &str) -> bool {
-        self.verbs.contains(lemma)
+    pub(crate) fn is_verb_lemma(&self, lemma: &str, sees: Sees<'_>) -> bool {
+        self.verbs.contains(lemma) || self.any_seen(self.minted_verbs.get(lemma), sees)
     }
 
-    /// Entry indices of single-word labels with this lemma and kind test.
-    pub(crate) fn single(&self, lemma: &str) -> impl Iterator<Item = &LexEntry> {
+    fn any_seen(&self, entries: Option<&Vec<usize>>, sees: Sees<'_>) -> bool {
+        entries
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.entries.get(i))
+            .any(sees)
+    }
+
+    /// Entries of single-word labels with this lemma that the reader sees.
+    pub(crate) fn single<'s>(
+        &'s self,
+        lemma: &str,
+        sees: Sees<'s>,
+    ) -> impl Iterator<Item = &'s LexEntry> {
         self.by_first
             .get(lemma)
             .into_iter()
@@ -174,15 +216,18 @@ impl Lexicon {
             .filter(|p| p.lemmas.len() == 1)
             .flat_map(|p| p.targets.iter())
             .filter_map(|t| self.entries.get(t.entry))
+            .filter(move |e| sees(e))
     }
 
-    /// Longest pattern starting at token `i`; `usable(j)` says token `j` may
-    /// take part (not already inside a structured value).
+    /// Longest pattern starting at token `i` with a target the reader
+    /// sees; `usable(j)` says token `j` may take part (not already inside a
+    /// structured value).
     pub(crate) fn match_at(
         &self,
         toks: &[Token<'_>],
         i: usize,
         usable: &dyn Fn(usize) -> bool,
+        sees: Sees<'_>,
     ) -> Option<Match<'_>> {
         let first = toks.get(i)?;
         let cands = self.by_first.get(&first.lemma)?;
@@ -202,7 +247,7 @@ impl Lexicon {
                 .targets
                 .iter()
                 .filter(|t| {
-                    let Some(e) = self.entries.get(t.entry) else {
+                    let Some(e) = self.entries.get(t.entry).filter(|e| sees(e)) else {
                         return false;
                     };
                     match e.kind {

@@ -47,7 +47,7 @@ pub(crate) mod words;
 use std::sync::Arc;
 
 pub use lemma::lemma;
-pub use lexicon::Lexicon;
+pub use lexicon::{Lexicon, Sees, everything};
 pub use steps::steps;
 pub use tokens::split_identifier;
 
@@ -89,18 +89,25 @@ impl Extractor {
     /// structured values, then ontology terms over the tokens outside
     /// them, then proper nouns over the tokens left.
     pub fn extract(&self, text: &str) -> Vec<Mention> {
+        self.extract_seeing(text, &everything)
+    }
+
+    /// [`Extractor::extract`] for a reader who sees only some entries: the
+    /// others are as if the lexicon lacked them (tokenising included), so
+    /// what comes out cannot tell them from words no node has.
+    pub fn extract_seeing(&self, text: &str, sees: Sees<'_>) -> Vec<Mention> {
         let text = truncate(text, self.max_len);
         let lex = &*self.lexicon;
         let vals = values::scan(text);
         let mut out: Vec<Mention> = vals.iter().map(|v| value_mention(text, v)).collect();
-        let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w), &|l| {
-            lex.is_verb_lemma(l) || words::is_common_verb(l)
+        let toks = tokens::tokenize(text, &|w| lex.is_whole_word(w, sees), &|l| {
+            lex.is_verb_lemma(l, sees) || words::is_common_verb(l)
         });
         let usable: Vec<bool> = toks
             .iter()
             .map(|t| !vals.iter().any(|v| t.start < v.end && v.start < t.end))
             .collect();
-        let used = self.terms(text, &toks, &usable, &mut out);
+        let used = self.terms(text, &toks, &usable, sees, &mut out);
         proper_nouns(text, &toks, &usable, &used, &mut out);
         out.sort_by(|a, b| {
             a.start
@@ -118,6 +125,7 @@ impl Extractor {
         text: &str,
         toks: &[tokens::Token<'_>],
         usable: &[bool],
+        sees: Sees<'_>,
         out: &mut Vec<Mention>,
     ) -> Vec<bool> {
         let lex = &*self.lexicon;
@@ -130,7 +138,7 @@ impl Extractor {
                 i += 1;
                 continue;
             }
-            let Some(m) = lex.match_at(toks, i, &is_usable) else {
+            let Some(m) = lex.match_at(toks, i, &is_usable, sees) else {
                 i += 1;
                 continue;
             };
@@ -141,7 +149,7 @@ impl Extractor {
                 }
             }
             let before = out.len();
-            term_mentions(lex, toks, text, &m, &mut seen_verb, out);
+            term_mentions(lex, toks, text, &m, &mut seen_verb, sees, out);
             if out.len() == before {
                 // nothing usable: let shorter patterns/proper nouns have it
                 for &j in &m.tokens {
@@ -301,6 +309,7 @@ fn term_mentions(
     text: &str,
     m: &lexicon::Match<'_>,
     seen_verb: &mut bool,
+    sees: Sees<'_>,
     out: &mut Vec<Mention>,
 ) {
     let (Some(&fi), Some(&li)) = (m.tokens.first(), m.tokens.last()) else {
@@ -355,7 +364,7 @@ fn term_mentions(
         iris,
     });
     if kind == MentionKind::Verb && m.tokens.len() > 1 {
-        inner_entities(lex, toks, &m.tokens[1..], w, out);
+        inner_entities(lex, toks, &m.tokens[1..], w, sees, out);
     }
 }
 
@@ -391,12 +400,13 @@ fn inner_entities(
     toks: &[Token<'_>],
     inner: &[usize],
     w: f32,
+    sees: Sees<'_>,
     out: &mut Vec<Mention>,
 ) {
     for &j in inner {
         let Some(t) = toks.get(j) else { continue };
         let ents: Vec<Resolved> = lex
-            .single(&t.lemma)
+            .single(&t.lemma, sees)
             .filter(|e| e.kind == TermKind::Entity)
             .map(|e| Resolved {
                 iri: e.iri.clone(),

@@ -8,6 +8,7 @@ fn e(label: &str, iri: String, kind: TermKind) -> LexEntry {
         label: label.into(),
         iri,
         kind,
+        minted: false,
     }
 }
 

@@ -20,6 +20,29 @@ pub fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// The largest cost one call may report: far beyond any real price, small
+/// enough that counters stay finite for longer than anyone will run this.
+pub const MAX_COST: f64 = 1e12;
+
+/// `a + b` kept finite: a counter that would overflow stays at `f64::MAX`
+/// (over every budget: fail closed) instead of becoming infinity, which JSON
+/// cannot hold.
+fn saturating_add(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    if s.is_finite() { s } else { f64::MAX }
+}
+
+/// Reads a stored counter value. A value that is not a finite number (a
+/// `null` written before counters saturated, or an edit by hand) reads as
+/// `f64::MAX`: the organization is over its budget until the period rolls
+/// over, rather than the store failing to open or the budget reopening.
+fn finite_or_max<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| v.as_f64())
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .unwrap_or(f64::MAX))
+}
+
 /// What an operator attaches to an approved tool.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -107,35 +130,94 @@ pub struct Grant {
     pub agents: Vec<String>,
 }
 
+/// Calls in the last minute as `[second, calls]` pairs: at most 60 of them
+/// however fast the calls come (a list of call times grew with every call
+/// and was rewritten whole on each one).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Recent(Vec<(u64, u64)>);
+
+impl<'de> Deserialize<'de> for Recent {
+    /// Reads the pairs, or the list of call times older stores hold.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Item {
+            Pair(u64, u64),
+            Time(u64),
+        }
+        let mut out = Recent::default();
+        for item in Vec::<Item>::deserialize(d)? {
+            match item {
+                Item::Pair(t, n) => out.add(t, n),
+                Item::Time(t) => out.add(t, 1),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Recent {
+    fn add(&mut self, second: u64, calls: u64) {
+        match self.0.iter_mut().find(|(t, _)| *t == second) {
+            Some((_, n)) => *n = n.saturating_add(calls),
+            None => self.0.push((second, calls)),
+        }
+        if self.0.len() > 60 {
+            self.0.sort_unstable();
+            let extra = self.0.len() - 60;
+            self.0.drain(..extra);
+        }
+    }
+
+    fn forget_before(&mut self, now: u64) {
+        self.0.retain(|&(t, _)| t.saturating_add(60) > now);
+    }
+
+    fn in_last_minute(&self, now: u64) -> u64 {
+        self.0
+            .iter()
+            .filter(|&&(t, _)| t.saturating_add(60) > now && t <= now)
+            .map(|&(_, n)| n)
+            .fold(0, u64::saturating_add)
+    }
+}
+
 /// The calls one organization made to one tool.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Counter {
-    /// Times (Unix seconds) of the calls in the last minute.
+    /// Calls per second over the last minute: `[second, calls]` pairs.
     #[serde(default)]
-    pub recent: Vec<u64>,
+    #[schema(value_type = Vec<Vec<u64>>)]
+    pub recent: Recent,
     /// Start of the current budget period.
     #[serde(default)]
     pub period_start: u64,
     /// Spent in the current period (calls or cost units).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "finite_or_max")]
     pub spent: f64,
     #[serde(default)]
     pub total_calls: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "finite_or_max")]
     pub total_cost: f64,
 }
 
 impl Counter {
-    pub fn calls_last_minute(&self, now: u64) -> usize {
-        self.recent
-            .iter()
-            .filter(|&&t| t + 60 > now && t <= now)
-            .count()
+    /// A counter over every budget for the period starting `now`.
+    pub fn exhausted(now: u64) -> Self {
+        Counter {
+            period_start: now,
+            spent: f64::MAX,
+            ..Counter::default()
+        }
+    }
+
+    pub fn calls_last_minute(&self, now: u64) -> u64 {
+        self.recent.in_last_minute(now)
     }
 
     /// Spent in the period that contains `now` (0 once it rolled over).
     pub fn spent_now(&self, budget: &Budget, now: u64) -> f64 {
-        if now >= self.period_start + budget.period.seconds() {
+        if now >= self.period_start.saturating_add(budget.period.seconds()) {
             0.0
         } else {
             self.spent
@@ -144,20 +226,21 @@ impl Counter {
 
     /// Counts one call.
     pub fn record(&mut self, policy: Option<&UsagePolicy>, cost: Option<f64>, now: u64) {
-        self.recent.retain(|&t| t + 60 > now);
-        self.recent.push(now);
-        self.total_calls += 1;
-        self.total_cost += cost.unwrap_or(0.0);
+        self.recent.forget_before(now);
+        self.recent.add(now, 1);
+        self.total_calls = self.total_calls.saturating_add(1);
+        self.total_cost = saturating_add(self.total_cost, cost.unwrap_or(0.0));
         let budget = policy.and_then(|p| p.budget.as_ref());
         let period = budget.map_or(Period::Day, |b| b.period).seconds();
-        if self.period_start == 0 || now >= self.period_start + period {
+        if self.period_start == 0 || now >= self.period_start.saturating_add(period) {
             self.period_start = now;
             self.spent = 0.0;
         }
-        self.spent += match budget.map(|b| b.unit) {
+        let step = match budget.map(|b| b.unit) {
             Some(BudgetUnit::Cost) => cost.unwrap_or(1.0),
             _ => 1.0,
         };
+        self.spent = saturating_add(self.spent, step);
     }
 }
 
@@ -185,6 +268,27 @@ fn names(iris: &[String]) -> String {
 }
 
 impl Limits {
+    /// Only the access grants: who may see a tool at all, without the
+    /// calls counted against it or its health (what decides whether a
+    /// caller may learn a tool exists).
+    pub fn grants(&self) -> Limits {
+        Limits {
+            policies: self
+                .policies
+                .iter()
+                .filter(|(_, p)| p.access.is_some())
+                .map(|(k, p)| {
+                    let only = UsagePolicy {
+                        access: p.access.clone(),
+                        ..UsagePolicy::default()
+                    };
+                    (k.clone(), only)
+                })
+                .collect(),
+            ..Limits::default()
+        }
+    }
+
     /// True when no tool carries a limit (the common case: nothing to check).
     pub fn is_empty(&self) -> bool {
         self.policies.is_empty() && self.inactive.is_empty()
@@ -244,7 +348,7 @@ impl Limits {
         let name = crate::vocab::local_name(org);
         if let Some(rate) = policy.rate_limit {
             let calls = counter.calls_last_minute(now);
-            if calls >= rate as usize {
+            if calls >= u64::from(rate) {
                 return Err(format!(
                     "rate limit reached for organization {name}: {calls} calls in the last minute (limit {rate}/min)"
                 ));
@@ -361,6 +465,59 @@ mod tests {
             "{err}"
         );
         assert!(l.organization("pay", Some(ACME), 100 + 3600).is_ok());
+    }
+
+    /// Finding C2: two calls of cost 1e308 made the total infinity, written
+    /// as `null`, and the store stopped opening.
+    #[test]
+    fn counters_saturate_and_read_back_whatever_was_written() {
+        let mut c = Counter::default();
+        let budget = UsagePolicy {
+            budget: Some(Budget {
+                limit: 10.0,
+                unit: BudgetUnit::Cost,
+                period: Period::Day,
+            }),
+            ..UsagePolicy::default()
+        };
+        c.record(Some(&budget), Some(1e308), 5);
+        c.record(Some(&budget), Some(1e308), 6);
+        assert_eq!(c.total_cost, f64::MAX);
+        assert_eq!(c.spent, f64::MAX);
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("null"), "{json}");
+        let back: Counter = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+        // What the old build wrote reads as spent (fail closed), not as an error.
+        let old: Counter = serde_json::from_str(
+            r#"{"recent":[5,6,6],"period_start":5,"spent":null,"total_calls":2,"total_cost":null}"#,
+        )
+        .unwrap();
+        assert_eq!(old.spent, f64::MAX);
+        assert_eq!(old.calls_last_minute(6), 3);
+        let l = Limits {
+            policies: [("pay".to_string(), budget)].into(),
+            usage: [((ACME.to_string(), "pay".to_string()), old)].into(),
+            ..Limits::default()
+        };
+        assert!(
+            l.organization("pay", Some(ACME), 7)
+                .unwrap_err()
+                .contains("over budget")
+        );
+    }
+
+    /// Calls per second, not one entry per call: a flood of calls keeps the
+    /// record at 60 pairs at most.
+    #[test]
+    fn recent_calls_stay_bounded() {
+        let mut c = Counter::default();
+        for t in 0..10_000u64 {
+            c.record(None, None, 1_000 + t / 100);
+        }
+        assert!(c.recent.0.len() <= 60, "{}", c.recent.0.len());
+        assert_eq!(c.calls_last_minute(1_099), 6_000);
+        assert_eq!(c.total_calls, 10_000);
     }
 
     #[test]

@@ -141,11 +141,16 @@ impl std::fmt::Display for Layer {
 }
 
 /// A tool the caller's goal names that a layer removed: said, never dropped
-/// silently.
+/// silently. A tool the caller could see without its goal, its session
+/// and its limits is named with the layer and reason; tools hidden from the
+/// caller anyway become one warning that names none of them and no count
+/// (a hidden tool looks like a missing one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Warning {
-    pub tool: String,
-    pub layer: Layer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Layer>,
     pub reason: String,
 }
 
@@ -330,32 +335,38 @@ impl Policy {
         limits: &'a Limits,
         now: u64,
     ) -> Result<Who<'a>> {
-        let agent = match &caller.agent {
-            Some(a) => Some(self.find(&self.data.agents, a).ok_or_else(|| {
-                Error::invalid_field(Field::CallerAgent, format!("no agent named `{a}`"))
-            })?),
-            None => None,
-        };
         let org = match &caller.org {
             Some(o) => Some(self.find(&self.data.orgs, o).ok_or_else(|| {
                 Error::invalid_field(Field::CallerOrg, format!("no organization named `{o}`"))
             })?),
-            None => agent
-                .and_then(|a| a.org.as_ref())
-                .and_then(|o| self.data.orgs.get(o)),
+            None => None,
         };
-        if let (Some(a), Some(o)) = (agent, org)
-            && a.org.as_deref() != Some(o.iri.as_str())
-        {
-            return Err(Error::invalid_field(
-                Field::CallerAgent,
-                format!(
-                    "agent `{}` does not belong to organization `{}`",
-                    vocab::local_name(&a.iri),
-                    vocab::local_name(&o.iri)
-                ),
-            ));
-        }
+        // Inside an organization, another organization's agent is answered
+        // exactly like one that does not exist (finding L4: "does not belong
+        // to" told an org-bound key which agents other tenants have).
+        let agent = match &caller.agent {
+            Some(a) => Some(
+                self.find(&self.data.agents, a)
+                    .filter(|found| {
+                        org.is_none_or(|o| found.org.as_deref() == Some(o.iri.as_str()))
+                    })
+                    .ok_or_else(|| {
+                        let within = org.map_or(String::new(), |o| {
+                            format!(" in organization `{}`", vocab::local_name(&o.iri))
+                        });
+                        Error::invalid_field(
+                            Field::CallerAgent,
+                            format!("no agent named `{a}`{within}"),
+                        )
+                    })?,
+            ),
+            None => None,
+        };
+        let org = org.or_else(|| {
+            agent
+                .and_then(|a| a.org.as_ref())
+                .and_then(|o| self.data.orgs.get(o))
+        });
         let channel = match &caller.channel {
             Some(c) => {
                 let k = squash(c);
@@ -389,6 +400,31 @@ impl Policy {
             limits,
             now,
         })
+    }
+
+    /// The agent and channel layers, with the session's failures when
+    /// `session`; universal tools are restored after them.
+    fn person(&self, catalog: &Catalog, who: &Who<'_>, session: bool) -> Scope {
+        let mut person = Scope::all(catalog.tools().len());
+        if let Some(a) = who.agent
+            && let Some(mask) = self.agents.get(&a.iri)
+        {
+            person.intersect(mask);
+        }
+        if let Some(c) = who.channel
+            && let Some(mask) = self.channels.get(c)
+        {
+            person.intersect(mask);
+        }
+        if session {
+            for (name, _) in who.failed {
+                if let Some(i) = catalog.find(name) {
+                    person.remove(i);
+                }
+            }
+        }
+        person.union(&self.universal);
+        person
     }
 
     /// Removes the tools a live limit refuses to this caller.
@@ -445,46 +481,27 @@ impl Policy {
         {
             scope.intersect(mask);
         }
-        // Agent and session layers; universal tools are restored after them.
-        let mut person = Scope::all(n);
-        if let Some(a) = who.agent
-            && let Some(mask) = self.agents.get(&a.iri)
-        {
-            person.intersect(mask);
-        }
-        if let Some(c) = who.channel
-            && let Some(mask) = self.channels.get(c)
-        {
-            person.intersect(mask);
-        }
-        for (name, _) in who.failed {
-            if let Some(i) = catalog.find(name) {
-                person.remove(i);
-            }
-        }
-        person.union(&self.universal);
-        scope.intersect(&person);
+        // What the caller may see by who it is (no session, no counted
+        // limits, no goal): the tools a goal warning may name.
+        let mut seen = scope.clone();
+        seen.intersect(&self.person(catalog, &who, false));
+        let grants = who.limits.grants();
+        Self::apply_limits(
+            catalog,
+            &mut seen,
+            &Who {
+                limits: &grants,
+                ..who
+            },
+        );
+        scope.intersect(&self.person(catalog, &who, true));
         Self::apply_limits(catalog, &mut scope, &who);
         let mut warnings = Vec::new();
         if let Some(g) = who.goal
             && let Some(mask) = self.goals.get(&g.iri)
         {
             scope.intersect(mask);
-            for t in &g.tools {
-                let Some(i) = catalog.iri_index(t) else {
-                    continue;
-                };
-                if !scope.contains(i) {
-                    let e = self.explain_with(catalog, &who, i);
-                    if let Some(v) = e.layers.iter().find(|v| v.applies && !v.allowed) {
-                        warnings.push(Warning {
-                            tool: e.tool.clone(),
-                            layer: v.layer,
-                            reason: v.reason.clone(),
-                        });
-                    }
-                }
-            }
+            warnings = self.goal_warnings(catalog, &who, g, &scope, &seen);
         }
         let mut approval = Scope::of(
             n,

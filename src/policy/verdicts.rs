@@ -1,14 +1,61 @@
 //! Each layer's verdict on one tool, with its reason: what `policy
 //! explain` shows and what goal warnings say.
 
-use super::data::{Agent, Org, PolicyData};
-use super::{Caller, Explanation, Layer, LayerVerdict, Policy, Who, goal};
+use super::data::{Agent, Goal, Org, PolicyData};
+use super::{Caller, Explanation, Layer, LayerVerdict, Policy, Warning, Who, goal};
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::policy::limits::Limits;
+use crate::scope::Scope;
 use crate::vocab;
 
 impl Policy {
+    /// What a goal's own tools that left `scope` tell the caller: each one
+    /// it could see by who it is (`seen`) by name, layer and reason; the
+    /// others as one warning naming none of them, without a count.
+    pub(super) fn goal_warnings(
+        &self,
+        catalog: &Catalog,
+        who: &Who<'_>,
+        goal: &Goal,
+        scope: &Scope,
+        seen: &Scope,
+    ) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let mut hidden = false;
+        for t in &goal.tools {
+            let Some(i) = catalog.iri_index(t) else {
+                continue;
+            };
+            if scope.contains(i) {
+                continue;
+            }
+            if !seen.contains(i) {
+                hidden = true;
+                continue;
+            }
+            let e = self.explain_with(catalog, who, i);
+            if let Some(v) = e.layers.iter().find(|v| v.applies && !v.allowed) {
+                out.push(Warning {
+                    tool: Some(e.tool.clone()),
+                    layer: Some(v.layer),
+                    reason: v.reason.clone(),
+                });
+            }
+        }
+        if hidden {
+            out.push(Warning {
+                tool: None,
+                layer: None,
+                reason: format!(
+                    "goal {} names one or more tools that are not available to this caller",
+                    vocab::local_name(&goal.iri)
+                ),
+            });
+        }
+        out
+    }
+
     /// Each layer's verdict on one tool for `caller`, and the deciding one.
     pub fn explain(
         &self,

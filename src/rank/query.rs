@@ -5,6 +5,7 @@ use super::Mode;
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
 use crate::model::Mention;
+use crate::scope::Scope;
 use std::ops::Range;
 
 /// A parsed request.
@@ -73,19 +74,22 @@ pub(crate) fn embedding_texts(
 }
 
 impl Query {
-    /// Parses a request against a catalog snapshot. With `split_steps`, a
-    /// request of two or more steps gets them in [`Query::steps`].
+    /// Parses a request against a catalog snapshot, as a caller who may see
+    /// `scope` reads it. With `split_steps`, a request of two or more steps
+    /// gets them in [`Query::steps`].
     pub fn parse(
         catalog: &Catalog,
+        scope: &Scope,
         text: &str,
         verb: Option<&str>,
         mode: Mode,
         split_steps: bool,
     ) -> Self {
+        let sees = catalog.sees(scope);
         let verb_mentions = verb
-            .map(|v| catalog.extractor().extract(v))
+            .map(|v| catalog.extractor().extract_seeing(v, &sees))
             .unwrap_or_default();
-        let text_mentions = catalog.extractor().extract(text);
+        let text_mentions = catalog.extractor().extract_seeing(text, &sees);
         let mut exact = catalog.name_index().find(text);
         if let Some(v) = verb {
             exact.extend(catalog.name_index().find(v));

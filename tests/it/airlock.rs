@@ -560,6 +560,19 @@ fn story_usage(story: &Story) {
     assert_eq!(r.status, 403, "{}", r.body);
     let r = used(ACME, json!({"tool": "add_numbers"}));
     assert_eq!(r.status, 404, "{}", r.body);
+    // Finding C2: a cost that is not a finite number in range is refused
+    // at the edge, naming the field.
+    for bad in ["1e308", "-1", "1e13"] {
+        let body = format!(r#"{{"tool": "lookup_parcel_locker", "cost": {bad}}}"#);
+        let r = post_json(a, "/v1/usage", Some(CAFE), &body);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert_eq!(
+            r.json()["error"]["code"],
+            "invalid_usage_cost",
+            "{}",
+            r.body
+        );
+    }
     // The budget in cost units, per org.
     assert_eq!(
         used(CAFE, json!({"tool": "lookup_parcel_locker", "cost": 1.5})).json()["available"],
@@ -923,6 +936,59 @@ fn a_restart_keeps_sources_items_pins_usage_health_and_gaps() {
     let engine = Arc::new(Engine::open(opts()).unwrap());
     let airlock = Airlock::open(engine.clone(), options).unwrap();
     everything_is_where_it_was(&airlock, &up, &acme, [&source, &tide, &harbours]);
+}
+
+/// Finding C2: a usage record holding `null` (what two calls of cost 1e308
+/// wrote before counters saturated) stopped every restart. Now the store
+/// opens, the organization counts as over budget (fail closed), and an
+/// unreadable usage policy switches its tool off rather than lifting it.
+#[test]
+fn unreadable_limit_records_fail_closed_and_the_store_still_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || {
+        let mut o = EngineOptions::memory(Embeddings::Off);
+        o.data_dir = Some(dir.path().to_path_buf());
+        o
+    };
+    let acme = Caller {
+        org: Some("acme".into()),
+        ..Caller::default()
+    };
+    {
+        let engine = seeded(opts());
+        engine
+            .set_usage_policy(
+                "flight_search",
+                Some(
+                    serde_json::from_value(json!({"budget": {"limit": 100, "unit": "cost"}}))
+                        .unwrap(),
+                ),
+            )
+            .unwrap();
+        let org = "https://toolgraph.dev/org/acme";
+        engine
+            .store()
+            .put_records(
+                "usage",
+                &[(
+                    format!("{org}|flight_search"),
+                    Some(r#"{"recent":[1],"period_start":9999999999,"spent":null,"total_calls":2,"total_cost":null}"#.into()),
+                )],
+            )
+            .unwrap();
+        engine
+            .store()
+            .put_records(
+                "usage_policy",
+                &[("hotel_search".into(), Some("{not json".into()))],
+            )
+            .unwrap();
+    }
+    let engine = Engine::open(opts()).expect("one bad record must not stop the store opening");
+    let e = engine.explain_policy(&acme, "flight_search").unwrap();
+    assert!(e.layers[1].reason.contains("over budget"), "{e:?}");
+    let e = engine.explain_policy(&acme, "hotel_search").unwrap();
+    assert!(e.layers[0].reason.contains("unreadable"), "{e:?}");
 }
 
 /// After a restart: the source, the pinned and the rejected items, the

@@ -352,7 +352,9 @@ fn a_goal_narrows_to_its_boundary_and_warns_about_its_own_tools_a_layer_removes(
     assert!(r.matches.iter().all(|m| m.tool != "todo_delete"));
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     // A draft-only agent cannot book: the goal's own booking tool is removed,
-    // and the response says so.
+    // and the response says that a goal tool is unavailable without naming
+    // it, its layer or why (finding L2: the drafter learned the hidden tool's
+    // name and the agent layer's reason).
     let drafter = Caller {
         agent: Some("acme_drafter".into()),
         goal: Some("BOOK_APPOINTMENT".into()),
@@ -361,18 +363,49 @@ fn a_goal_narrows_to_its_boundary_and_warns_about_its_own_tools_a_layer_removes(
     let r = e
         .search(&SearchRequest {
             text: "book the technician for Tuesday morning".into(),
-            caller: drafter,
+            caller: drafter.clone(),
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = &r.warnings[0];
+    assert_eq!((w.tool.as_deref(), w.layer), (None, None), "{w:?}");
+    assert!(
+        w.reason
+            .contains("goal BOOK_APPOINTMENT names one or more tools"),
+        "{w:?}"
+    );
+    let said = serde_json::to_string(&r).unwrap();
+    assert!(!said.contains("person_calendar_book"), "{said}");
+    assert!(!said.contains("draft_only"), "{said}");
+    assert!(r.matches.iter().all(|m| m.tool != "person_calendar_book"));
+    // A tool the caller may see but its session removed is named, with why.
+    e.session_failed(
+        &Caller {
+            session: Some("s-goal".into()),
+            ..booking.clone()
+        },
+        "person_calendar_book",
+        "timed out",
+    )
+    .unwrap();
+    let r = e
+        .search(&SearchRequest {
+            text: "book the technician for Tuesday morning".into(),
+            caller: Caller {
+                session: Some("s-goal".into()),
+                ..booking
+            },
             ..SearchRequest::default()
         })
         .unwrap();
     let w = r
         .warnings
         .iter()
-        .find(|w| w.tool == "person_calendar_book")
+        .find(|w| w.tool.as_deref() == Some("person_calendar_book"))
         .unwrap_or_else(|| panic!("{:?}", r.warnings));
-    assert_eq!(w.layer, Layer::Agent);
-    assert!(w.reason.contains("draft_only"), "{w:?}");
-    assert!(r.matches.iter().all(|m| m.tool != "person_calendar_book"));
+    assert_eq!(w.layer, Some(Layer::Session));
+    assert!(w.reason.contains("timed out"), "{w:?}");
 }
 
 #[test]
@@ -412,8 +445,8 @@ fn a_goal_that_lists_a_tool_it_excludes_warns_instead_of_dropping_it() {
     assert!(!names.contains(&"person_calendar_cancel"), "{names:?}");
     let w = &page.warnings;
     assert_eq!(w.len(), 1, "{w:?}");
-    assert_eq!(w[0].tool, "person_calendar_cancel");
-    assert_eq!(w[0].layer, Layer::Goal);
+    assert_eq!(w[0].tool.as_deref(), Some("person_calendar_cancel"));
+    assert_eq!(w[0].layer, Some(Layer::Goal));
     assert!(w[0].reason.contains("excluded"), "{w:?}");
     let x = engine.explain_policy(&c, "person_calendar_cancel").unwrap();
     assert!(!x.allowed && x.deciding == Layer::Goal, "{x:?}");
@@ -1027,4 +1060,154 @@ impl World<'_> {
             }
         }
     }
+}
+
+/// Finding L4: inside an organization, another tenant's agent and an agent
+/// that does not exist get the same answer (no tenant enumeration).
+#[test]
+fn a_foreign_agent_is_answered_like_a_missing_one() {
+    let e = real();
+    let said = |agent: &str| {
+        let err = e
+            .visible(&caller(Some("corner_cafe"), Some(agent)))
+            .unwrap_err()
+            .to_string();
+        err.replace(agent, "<agent>")
+    };
+    let foreign = said("acme_support");
+    assert_eq!(foreign, said("nobody_at_all"));
+    assert!(
+        foreign.contains("no agent named `<agent>` in organization `corner_cafe`"),
+        "{foreign}"
+    );
+    // Outside any organization an agent still finds its own.
+    assert!(e.visible(&caller(None, Some("acme_support"))).is_ok());
+    assert!(
+        e.visible(&caller(Some("acme"), Some("acme_support")))
+            .is_ok()
+    );
+}
+
+/// Finding L3: the extractor revealed a hidden tool's vocabulary (a mention
+/// for "glorbix", a term minted from the hidden tool's name, none for an
+/// unknown word). A caller who may see no tool a minted term
+/// leads to reads the request as if the lexicon lacked it.
+#[test]
+fn a_hidden_tools_minted_vocabulary_reads_like_unknown_words() {
+    let engine =
+        Engine::open(toolgraph::EngineOptions::memory(toolgraph::Embeddings::Off)).unwrap();
+    engine
+        .load_paths(
+            &[root().join("ontology")],
+            Some(toolgraph::import::Format::Turtle),
+        )
+        .unwrap();
+    let policy = r#"
+        @prefix tg: <https://toolgraph.dev/ns#> .
+        @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+        @prefix org: <https://toolgraph.dev/org/> .
+        @prefix agent: <https://toolgraph.dev/agent/> .
+        org:lab a tg:Organization ; skos:prefLabel "lab" .
+        agent:outsider a tg:Agent ; skos:prefLabel "outsider" ;
+            tg:memberOf org:lab ; tg:denyPattern "*glorbix*" .
+        agent:insider a tg:Agent ; skos:prefLabel "insider" ; tg:memberOf org:lab .
+    "#;
+    engine
+        .load(&[Source {
+            name: "test/lab.ttl".into(),
+            data: SourceData::Turtle(policy.into()),
+        }])
+        .unwrap();
+    let manifest = r#"{"tools": [
+      {"name": "polish_glorbix", "description": "Polishes the glorbix until it shines."},
+      {"name": "weather_now", "description": "Gets the current weather for a city."}
+    ]}"#;
+    engine
+        .register_text(
+            Some("test/lab.json"),
+            manifest,
+            Some(toolgraph::import::Format::Mcp),
+        )
+        .unwrap();
+    let mentions = |agent: &str, text: &str| {
+        let r = engine
+            .search(&SearchRequest {
+                text: text.into(),
+                caller: caller(Some("lab"), Some(agent)),
+                ..SearchRequest::default()
+            })
+            .unwrap();
+        serde_json::to_string(&r.mentions).unwrap()
+    };
+    let t = engine.tool("polish_glorbix").unwrap();
+    assert!(
+        t.entities.iter().any(|e| e.iri.ends_with("term/glorbix")),
+        "{t:?}"
+    );
+    // The insider sees the tool: the minted term is a mention for it.
+    let inside = mentions("insider", "polish the glorbix");
+    assert!(inside.contains("glorbix"), "{inside}");
+    for text in ["polish the glorbix", "Polish my Glorbix please", "glorbix"] {
+        let hidden = mentions("outsider", text);
+        let unknown =
+            mentions("outsider", &text.replace("lorbix", "lorbax")).replace("lorbax", "lorbix");
+        assert_eq!(hidden, unknown, "{text}");
+    }
+}
+
+/// Finding L1: a tool's `depends_on` named tools the caller may not see
+/// (the drafter saw `boarding_pass_get -> flight_checkin` while
+/// `flight_checkin` answered 404). Every dependency a caller is shown is a
+/// tool it can open.
+#[test]
+fn dependency_lists_name_only_tools_the_caller_may_open() {
+    let e = real();
+    let anyone = e.tool_for(&Caller::default(), "boarding_pass_get").unwrap();
+    assert!(
+        anyone
+            .tool
+            .depends_on
+            .iter()
+            .any(|d| d.on == "flight_checkin"),
+        "{:?}",
+        anyone.tool.depends_on
+    );
+    let mut checked = 0;
+    for (org, agent) in [
+        (None, Some("acme_drafter")),
+        (None, Some("acme_support")),
+        (Some("corner_cafe"), None),
+        (Some("acme"), None),
+    ] {
+        let c = caller(org, agent);
+        let page = e
+            .list(&ListRequest {
+                caller: c.clone(),
+                ..ListRequest::default()
+            })
+            .unwrap();
+        for t in &page.tools {
+            for d in &t.tool.depends_on {
+                assert!(
+                    e.tool_for(&c, &d.on).is_ok(),
+                    "{c:?}: {} -> {}",
+                    t.tool.name,
+                    d.on
+                );
+                checked += 1;
+            }
+            let one = e.tool_for(&c, &t.tool.name).unwrap();
+            assert_eq!(one.tool.depends_on, t.tool.depends_on);
+        }
+    }
+    assert!(checked > 0);
+    let drafter = caller(None, Some("acme_drafter"));
+    assert!(e.tool_for(&drafter, "flight_checkin").is_err());
+    let seen = e.tool_for(&drafter, "boarding_pass_get").unwrap();
+    assert!(
+        seen.tool
+            .depends_on
+            .iter()
+            .all(|d| d.on != "flight_checkin")
+    );
 }

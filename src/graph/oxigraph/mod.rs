@@ -527,6 +527,7 @@ impl GraphStore for OxigraphStore {
                 label: label.clone(),
                 iri: iri.clone(),
                 kind,
+                minted: row.get("curated").is_some_and(|c| c == "false"),
             });
         }
         out.sort_by(|a, b| (&a.iri, &a.label).cmp(&(&b.iri, &b.label)));

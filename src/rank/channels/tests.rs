@@ -119,7 +119,14 @@ fn compare(catalog: &Catalog, requests: &[(String, Option<&str>)]) -> [usize; 3]
     let scopes = [Scope::all(n), Scope::of(n, (0..n).filter(|i| i % 3 != 1))];
     let [mut reached, mut negative, mut ties] = [0; 3];
     for (text, verb) in requests {
-        let query = Query::parse(catalog, text, *verb, Mode::Joint, false);
+        let query = Query::parse(
+            catalog,
+            &Scope::all(catalog.len()),
+            text,
+            *verb,
+            Mode::Joint,
+            false,
+        );
         let explicit = query.verb_mentions.len();
         for scope in &scopes {
             let got = graph_scores(catalog, &query.all_mentions, explicit, scope);

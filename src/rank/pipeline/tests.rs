@@ -41,7 +41,7 @@ fn shortlist_fusion_equals_scoring_every_tool() {
             .flat_map(|m| [(m, &scan_all), (m, &first_pass)])
         {
             for scope in [&all, &some] {
-                let query = Query::parse(catalog, text, None, mode, true);
+                let query = Query::parse(catalog, scope, text, None, mode, true);
                 let (whole_text, step_texts) = embedding_texts(text, None, true);
                 let vector = embedder.embed_query(&whole_text).unwrap();
                 let steps = embedder.embed_documents(&step_texts).unwrap();

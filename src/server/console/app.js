@@ -267,7 +267,9 @@ function renderResult(r) {
   if (r.warnings && r.warnings.length) {
     out.push(h('div', { class: 'notice bad', id: 'warnings' },
       h('strong', { text: 'Removed by policy: ' }),
-      h('ul', {}, r.warnings.map((w) => h('li', {}, h('code', { text: w.tool }), ` (${w.layer}): ${w.reason}`)))));
+      h('ul', {}, r.warnings.map((w) => (w.tool
+        ? h('li', {}, h('code', { text: w.tool }), ` (${w.layer}): ${w.reason}`)
+        : h('li', { text: w.reason }))))));
   }
   if (r.mentions && r.mentions.length) {
     out.push(h('div', { class: 'panel' }, h('h2', { text: 'What the request says' }),
