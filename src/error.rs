@@ -115,6 +115,8 @@ fields! {
     SourceSchedule => "invalid_source_schedule_seconds", "schedule_seconds";
     SourceHealthUrl => "invalid_source_health_url", "health_url";
     ReviewStatus => "invalid_review_status", "status";
+    PendingOffset => "invalid_pending_offset", "offset";
+    PendingLimit => "invalid_pending_limit", "limit";
     RejectReason => "invalid_reject_reason", "reason";
     SparqlQuery => "invalid_sparql_query", "query";
     PolicySource => "invalid_policy_source", "source";
@@ -133,6 +135,8 @@ pub enum Kind {
     ReviewItem,
     /// A tool's constellation in the store (`toolgraph constellation`).
     Store,
+    /// An MCP session (`Mcp-Session-Id`) of this key.
+    McpSession,
 }
 
 impl Kind {
@@ -143,6 +147,7 @@ impl Kind {
             Kind::Source => "source",
             Kind::ReviewItem => "pending tool",
             Kind::Store => "store",
+            Kind::McpSession => "MCP session",
         }
     }
 
@@ -153,6 +158,7 @@ impl Kind {
             Kind::Source => "source_not_found",
             Kind::ReviewItem => "review_item_not_found",
             Kind::Store => "store_not_found",
+            Kind::McpSession => "mcp_session_not_found",
         }
     }
 }

@@ -56,6 +56,7 @@ pub mod vocab;
 
 // Internal: the snapshot, the caller policy, turn selection, sessions.
 mod catalog;
+mod deadline;
 mod policy;
 mod scope;
 mod select;

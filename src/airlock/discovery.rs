@@ -29,7 +29,7 @@ impl Airlock {
         };
         let directory = match &self.options.directory {
             Some(loc) => {
-                let text = fetch::text(loc, self.options.bounds)?;
+                let text = fetch::text(loc, self.options.bounds, &self.options.reach)?;
                 gaps::parse_directory(loc, &text)?
                     .into_iter()
                     .map(|api| (resolve_spec(loc, &api.spec), api))

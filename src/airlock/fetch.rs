@@ -6,8 +6,11 @@
 //! contacted are the ones named. A folder is walked without following
 //! symbolic links and stops at a number of entries and a depth, so a source
 //! pointed at `/` by mistake answers at once instead of reading the disk.
+//! What may be reached at all (public addresses, pinned; files under the
+//! source root) is [`Reach`]'s to say, for every read here.
 
-use crate::error::{Error, Result};
+use super::reach::{PinnedResolver, Reach};
+use crate::error::{Error, Field, Result};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -38,16 +41,24 @@ pub(crate) fn is_url(location: &str) -> bool {
     location.starts_with("http://") || location.starts_with("https://")
 }
 
-fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
+/// An agent that connects only to the addresses `reach` allows, as
+/// resolved once ([`PinnedResolver`]).
+fn agent(timeout: Duration, reach: &Reach) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .max_redirects(0)
         .max_redirects_will_error(false)
         .http_status_as_error(false)
         .proxy(None)
         .user_agent(concat!("toolgraph-airlock/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::default(),
+        PinnedResolver {
+            reach: std::sync::Arc::new(reach.clone()),
+        },
+    )
 }
 
 fn net_err(location: &str, e: impl Into<crate::error::BoxError>) -> Error {
@@ -73,10 +84,12 @@ fn check_status(location: &str, resp: &ureq::http::Response<ureq::Body>) -> Resu
     Ok(())
 }
 
-/// The text at a location: an http(s) URL or a file path.
-pub fn text(location: &str, bounds: Bounds) -> Result<String> {
+/// The text at a location: an http(s) URL or a file path under the
+/// source root.
+pub fn text(location: &str, bounds: Bounds, reach: &Reach) -> Result<String> {
     if is_url(location) {
-        let mut resp = agent(bounds.timeout)
+        reach.check_url(location, Field::SourceLocation)?;
+        let mut resp = agent(bounds.timeout, reach)
             .get(location)
             .call()
             .map_err(|e| net_err(location, e))?;
@@ -87,7 +100,8 @@ pub fn text(location: &str, bounds: Bounds) -> Result<String> {
             .read_to_string()
             .map_err(|e| net_err(location, e))
     } else {
-        read_file(Path::new(location), bounds.max_bytes)?.map_err(|len| {
+        let path = reach.file(location, Field::SourceLocation)?;
+        read_file(&path, bounds.max_bytes)?.map_err(|len| {
             Error::invalid(format!(
                 "{location}: {len} bytes, over the {} byte limit of a scan",
                 bounds.max_bytes
@@ -132,7 +146,8 @@ pub const MAX_FOLDER_DEPTH: usize = 8;
 /// deadline and one byte budget; more than [`MAX_FOLDER_ENTRIES`] entries or
 /// a folder deeper than [`MAX_FOLDER_DEPTH`] is an error naming the folder,
 /// not a partial read.
-pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> {
+pub fn folder(location: &str, bounds: Bounds, reach: &Reach) -> Result<Vec<(PathBuf, String)>> {
+    let root = reach.file(location, Field::SourceLocation)?;
     let deadline = Instant::now() + bounds.timeout;
     let late = || {
         Error::Timeout(format!(
@@ -142,7 +157,7 @@ pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> 
     };
     let mut files = Vec::new();
     let mut seen = 0usize;
-    let mut stack = vec![(PathBuf::from(location), 0usize)];
+    let mut stack = vec![(root, 0usize)];
     while let Some((dir, depth)) = stack.pop() {
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(&dir).map_err(|e| file_err(&dir, e))? {
@@ -175,6 +190,16 @@ pub fn folder(location: &str, bounds: Bounds) -> Result<Vec<(PathBuf, String)>> 
                 }
                 stack.push((path, depth + 1));
             } else if is_manifest(&path) && (kind.is_file() || path.is_file()) {
+                // A link to a file is followed only while it stays inside.
+                if kind.is_symlink() && !reach.inside(&path) {
+                    return Err(Error::invalid_field(
+                        Field::SourceLocation,
+                        format!(
+                            "{location}: {} links out of the source root",
+                            path.display()
+                        ),
+                    ));
+                }
                 files.push(path);
             }
         }
@@ -214,9 +239,16 @@ pub struct Probe {
 }
 
 /// GETs `url`; healthy when it answers 2xx within `timeout`.
-pub fn probe(url: &str, timeout: Duration) -> Probe {
+pub fn probe(url: &str, timeout: Duration, reach: &Reach) -> Probe {
     let started = Instant::now();
-    let outcome = agent(timeout).get(url).call();
+    if let Err(e) = reach.check_url(url, Field::SourceHealthUrl) {
+        return Probe {
+            ok: false,
+            latency_ms: 0.0,
+            error: Some(e.to_string()),
+        };
+    }
+    let outcome = agent(timeout, reach).get(url).call();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     match outcome {
         Ok(resp) if resp.status().is_success() => Probe {
@@ -357,16 +389,17 @@ impl McpSession {
 
 /// Every tool an MCP server lists (all pages), as `{"tools": [..]}` in the
 /// server's own words.
-pub fn mcp_tools(url: &str, bounds: Bounds) -> Result<Value> {
+pub fn mcp_tools(url: &str, bounds: Bounds, reach: &Reach) -> Result<Value> {
     if !is_url(url) {
         return Err(Error::invalid_field(
-            crate::error::Field::SourceLocation,
+            Field::SourceLocation,
             format!("an MCP source is an http(s) URL, not `{url}`"),
         ));
     }
+    reach.check_url(url, Field::SourceLocation)?;
     let mut s = McpSession {
         url: url.to_string(),
-        agent: agent(bounds.timeout),
+        agent: agent(bounds.timeout, reach),
         session: None,
         deadline: Instant::now() + bounds.timeout,
         max_bytes: bounds.max_bytes,
@@ -414,6 +447,14 @@ pub fn mcp_tools(url: &str, bounds: Bounds) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every file readable (these tests are about the folder walk).
+    fn anywhere() -> Reach {
+        Reach {
+            source_root: Some(PathBuf::from("/")),
+            ..Reach::default()
+        }
+    }
     use std::fs;
 
     fn bounds() -> Bounds {
@@ -443,7 +484,7 @@ mod tests {
         fs::write(root.join(".hidden.json"), "{}").unwrap();
         // A link back to the folder itself would loop forever if followed.
         std::os::unix::fs::symlink(root, root.join("b/loop")).unwrap();
-        let found = folder(root.to_str().unwrap(), bounds()).unwrap();
+        let found = folder(root.to_str().unwrap(), bounds(), &anywhere()).unwrap();
         assert_eq!(names(&found, root), ["a.json", "b/c/tools.yaml"]);
         assert_eq!(found[0].1, "{\"tools\": []}");
     }
@@ -456,7 +497,7 @@ mod tests {
         for i in 0..=MAX_FOLDER_ENTRIES {
             fs::write(wide.join(format!("{i}.txt")), "").unwrap();
         }
-        let e = folder(wide.to_str().unwrap(), bounds()).unwrap_err();
+        let e = folder(wide.to_str().unwrap(), bounds(), &anywhere()).unwrap_err();
         assert!(matches!(e, Error::Invalid { .. }), "{e:?}");
         assert!(e.to_string().contains("more than 10000 entries"), "{e}");
         assert!(e.to_string().contains("wide"), "{e}");
@@ -467,7 +508,7 @@ mod tests {
             d = d.join(i.to_string());
         }
         fs::create_dir_all(&d).unwrap();
-        let e = folder(deep.to_str().unwrap(), bounds()).unwrap_err();
+        let e = folder(deep.to_str().unwrap(), bounds(), &anywhere()).unwrap_err();
         assert!(e.to_string().contains("nested deeper than 8"), "{e}");
 
         let big = dir.path().join("big");
@@ -478,7 +519,7 @@ mod tests {
             max_bytes: 1000,
             ..bounds()
         };
-        let e = folder(big.to_str().unwrap(), small).unwrap_err();
+        let e = folder(big.to_str().unwrap(), small, &anywhere()).unwrap_err();
         assert!(e.to_string().contains("more than 1000 bytes"), "{e}");
     }
 
@@ -486,14 +527,19 @@ mod tests {
     fn a_missing_folder_or_file_is_unavailable_and_bad_text_is_invalid() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dir.path().join("gone");
-        let e = folder(gone.to_str().unwrap(), bounds()).unwrap_err();
+        let e = folder(gone.to_str().unwrap(), bounds(), &anywhere()).unwrap_err();
         assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
         assert!(e.to_string().contains("gone"), "{e}");
-        let e = text(gone.join("api.json").to_str().unwrap(), bounds()).unwrap_err();
+        let e = text(
+            gone.join("api.json").to_str().unwrap(),
+            bounds(),
+            &anywhere(),
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::Unavailable { .. }), "{e:?}");
         let latin1 = dir.path().join("latin1.json");
         fs::write(&latin1, b"{\"d\": \"caf\xe9\"}").unwrap();
-        let e = text(latin1.to_str().unwrap(), bounds()).unwrap_err();
+        let e = text(latin1.to_str().unwrap(), bounds(), &anywhere()).unwrap_err();
         assert!(matches!(e, Error::Invalid { .. }), "{e:?}");
         assert!(e.to_string().contains("not UTF-8"), "{e}");
     }

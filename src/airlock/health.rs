@@ -23,7 +23,7 @@ impl Airlock {
             .collect();
         let mut out = Vec::new();
         for (id, name, url) in targets {
-            let p = fetch::probe(&url, self.options.probe_timeout);
+            let p = fetch::probe(&url, self.options.probe_timeout, &self.options.reach);
             let _one = self.one_change();
             let Ok(mut item) = self.item(&id) else {
                 continue;

@@ -35,6 +35,7 @@ pub mod gaps;
 mod health;
 mod model;
 pub mod pin;
+pub mod reach;
 mod review;
 pub mod screen;
 mod sources;
@@ -77,6 +78,8 @@ pub struct AirlockOptions {
     pub health_every: Option<Duration>,
     /// Run gap discovery this often under `serve` (when it is on).
     pub discover_every: Duration,
+    /// The private hosts and the folder the airlock may read from.
+    pub reach: reach::Reach,
 }
 
 impl Default for AirlockOptions {
@@ -91,6 +94,7 @@ impl Default for AirlockOptions {
             gap_top: 5,
             health_every: Some(Duration::from_secs(60)),
             discover_every: Duration::from_secs(3600),
+            reach: reach::Reach::default(),
         }
     }
 }

@@ -12,15 +12,28 @@ use crate::policy::limits::{UsagePolicy, now};
 impl Airlock {
     /// Review items, optionally of one status, newest change first.
     pub fn items(&self, status: Option<Status>) -> Vec<PendingTool> {
-        let mut out: Vec<PendingTool> = self
-            .lock()
+        self.items_page(status, 0, usize::MAX).0
+    }
+
+    /// One page of the review items with `status` (all: `None`), most
+    /// recently updated first, and how many there are in all. Only the
+    /// page is copied.
+    pub fn items_page(
+        &self,
+        status: Option<Status>,
+        offset: usize,
+        limit: usize,
+    ) -> (Vec<PendingTool>, usize) {
+        let state = self.lock();
+        let mut all: Vec<&PendingTool> = state
             .items
             .values()
             .filter(|i| status.is_none_or(|s| i.status == s))
-            .cloned()
             .collect();
-        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
-        out
+        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        let total = all.len();
+        let page = all.into_iter().skip(offset).take(limit).cloned().collect();
+        (page, total)
     }
 
     pub fn item(&self, id: &str) -> Result<PendingTool> {
@@ -48,13 +61,14 @@ impl Airlock {
                 before.name
             )));
         }
-        if let Some(h) = &approval.health_url
-            && !fetch::is_url(h)
-        {
-            return Err(Error::invalid_field(
-                Field::ApprovalHealthUrl,
-                "a health check is an http(s) URL",
-            ));
+        if let Some(h) = &approval.health_url {
+            if !fetch::is_url(h) {
+                return Err(Error::invalid_field(
+                    Field::ApprovalHealthUrl,
+                    "a health check is an http(s) URL",
+                ));
+            }
+            self.options.reach.check_url(h, Field::ApprovalHealthUrl)?;
         }
         // Checked before anything is written.
         let policy = self.engine.check_usage_policy(&UsagePolicy {

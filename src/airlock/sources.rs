@@ -6,6 +6,7 @@ use super::model::{
     NewSource, PendingTool, ScanReport, SourceKind, Status, ToolSource, short_hash, store_source,
 };
 use super::pin::Pinned;
+use super::reach::Reach;
 use super::screen::{self, Reason};
 use super::{Airlock, ITEMS, SOURCES, fetch};
 use crate::error::{Error, Field, Kind, Result};
@@ -277,14 +278,15 @@ impl Airlock {
 
     pub(super) fn add_source_for(&self, new: NewSource, gap: Option<&str>) -> Result<ToolSource> {
         let location = new.location.trim().to_string();
-        check_location(new.kind, &location)?;
-        if let Some(h) = &new.health_url
-            && !fetch::is_url(h)
-        {
-            return Err(Error::invalid_field(
-                Field::SourceHealthUrl,
-                "a health check is an http(s) URL",
-            ));
+        check_location(new.kind, &location, &self.options.reach)?;
+        if let Some(h) = &new.health_url {
+            if !fetch::is_url(h) {
+                return Err(Error::invalid_field(
+                    Field::SourceHealthUrl,
+                    "a health check is an http(s) URL",
+                ));
+            }
+            self.options.reach.check_url(h, Field::SourceHealthUrl)?;
         }
         if new.schedule_seconds == Some(0) {
             return Err(Error::invalid_field(
@@ -387,6 +389,7 @@ impl Airlock {
     /// Reads what a source offers (no state touched, no lock held).
     fn discover(&self, source: &ToolSource) -> Result<Vec<Found>> {
         let bounds = self.options.bounds;
+        let reach = &self.options.reach;
         let parse = |file: &str, text: &str, format: Format| -> Result<Vec<Found>> {
             let raw = raw_document(text);
             Ok(import::parse_manifest(file, text, format)?
@@ -399,16 +402,16 @@ impl Airlock {
         };
         match source.kind {
             SourceKind::Openapi => {
-                let text = fetch::text(&source.location, bounds)?;
+                let text = fetch::text(&source.location, bounds, reach)?;
                 parse(&source.location, &text, Format::OpenApi)
             }
             SourceKind::Mcp => {
-                let listed = fetch::mcp_tools(&source.location, bounds)?;
+                let listed = fetch::mcp_tools(&source.location, bounds, reach)?;
                 parse(&source.location, &listed.to_string(), Format::Mcp)
             }
             SourceKind::Directory => {
                 let mut out = Vec::new();
-                for (f, text) in fetch::folder(&source.location, bounds)? {
+                for (f, text) in fetch::folder(&source.location, bounds, reach)? {
                     match import::detect_format(&f, &text) {
                         Some(Format::Turtle) | None => continue,
                         Some(format) => out.extend(parse(&f.display().to_string(), &text, format)?),
@@ -481,22 +484,31 @@ impl Airlock {
     }
 }
 
-/// A source's location, checked for its kind.
-fn check_location(kind: SourceKind, location: &str) -> Result<()> {
+/// A source's location, checked for its kind and for what the airlock may
+/// reach (a URL's scheme and host, a file's place under the source root).
+fn check_location(kind: SourceKind, location: &str, reach: &Reach) -> Result<()> {
     let bad = |message: String| Err(Error::invalid_field(Field::SourceLocation, message));
     if location.is_empty() {
         return bad("a source needs a location".into());
     }
+    if fetch::is_url(location) {
+        if kind == SourceKind::Directory {
+            return bad(format!("a directory source is a folder, not `{location}`"));
+        }
+        return reach.check_url(location, Field::SourceLocation);
+    }
+    if kind == SourceKind::Mcp {
+        return bad(format!("an MCP source is an http(s) URL, not `{location}`"));
+    }
+    let path = match reach.file(location, Field::SourceLocation) {
+        Err(Error::Unavailable { .. }) => {
+            return bad(format!("`{location}` does not exist or cannot be read"));
+        }
+        r => r?,
+    };
     match kind {
-        SourceKind::Mcp if !fetch::is_url(location) => {
-            bad(format!("an MCP source is an http(s) URL, not `{location}`"))
-        }
-        SourceKind::Directory if !std::path::Path::new(location).is_dir() => {
-            bad(format!("`{location}` is not a folder"))
-        }
-        SourceKind::Openapi
-            if !fetch::is_url(location) && !std::path::Path::new(location).is_file() =>
-        {
+        SourceKind::Directory if !path.is_dir() => bad(format!("`{location}` is not a folder")),
+        SourceKind::Openapi if !path.is_file() => {
             bad(format!("`{location}` is neither an http(s) URL nor a file"))
         }
         _ => Ok(()),

@@ -5,6 +5,7 @@
 use super::{Global, print_json};
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolgraph::airlock::{
@@ -41,6 +42,15 @@ pub(crate) struct AirlockArgs {
     /// Seconds between discovery runs under `serve`.
     #[arg(long, default_value_t = 3600)]
     discover_every: u64,
+    /// A host, address or network (10.1.0.0/16) the airlock may fetch from
+    /// although it is not public (loopback, private, link-local);
+    /// repeatable. Public addresses need no allowance.
+    #[arg(long = "airlock-allow")]
+    airlock_allow: Vec<String>,
+    /// File and folder sources must lie under this folder (without it the
+    /// airlock reads no files).
+    #[arg(long)]
+    source_root: Option<PathBuf>,
 }
 
 impl AirlockArgs {
@@ -56,6 +66,10 @@ impl AirlockArgs {
             discovery: self.discover_gaps,
             directory: self.api_directory.clone(),
             discover_every: Duration::from_secs(self.discover_every.max(1)),
+            reach: toolgraph::airlock::reach::Reach {
+                allow: self.airlock_allow.clone(),
+                source_root: self.source_root.clone(),
+            },
             ..AirlockOptions::default()
         }
     }
@@ -167,8 +181,16 @@ pub(crate) enum PendingAction {
     },
 }
 
+/// The airlock for a command typed at this machine: without
+/// `--source-root`, files under the current folder may be sources (the
+/// operator names them; `serve` takes no such default, its callers are
+/// remote).
 fn open(g: &Global, args: &AirlockArgs) -> Result<Airlock> {
-    g.open_airlock(args.options())
+    let mut options = args.options();
+    if options.reach.source_root.is_none() {
+        options.reach.source_root = Some(std::env::current_dir()?);
+    }
+    g.open_airlock(options)
 }
 
 fn operator() -> String {

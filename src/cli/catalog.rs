@@ -97,6 +97,18 @@ pub(crate) struct ServeArgs {
     max_in_flight: usize,
     #[arg(long, default_value_t = 256)]
     max_queue: usize,
+    /// Connections open at once (capped by the open-file limit); more wait
+    /// to be accepted.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// Seconds a connection has to send its request headers (and an idle
+    /// kept-alive connection stays open).
+    #[arg(long, default_value_t = 10)]
+    header_timeout: u64,
+    /// A host name an open server (no keys) also answers to, besides
+    /// localhost, 127.0.0.1 and [::1] (repeatable).
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
     #[command(flatten)]
     airlock: super::airlock::AirlockArgs,
     /// Run the airlock's schedules (scheduled scans, health probes, gap
@@ -195,6 +207,8 @@ fn serve(g: &Global, a: ServeArgs) -> Result<()> {
             request_timeout: std::time::Duration::from_secs(a.timeout.max(1)),
             max_in_flight: a.max_in_flight,
             max_queue: a.max_queue,
+            max_connections: a.max_connections,
+            header_read_timeout: std::time::Duration::from_secs(a.header_timeout.max(1)),
             ..Default::default()
         },
         reload: all,
@@ -204,6 +218,7 @@ fn serve(g: &Global, a: ServeArgs) -> Result<()> {
         graph_poll: (g.shared() && a.graph_poll > 0.0)
             .then(|| std::time::Duration::try_from_secs_f64(a.graph_poll.max(0.05)).ok())
             .flatten(),
+        allowed_hosts: a.allowed_hosts,
     };
     Ok(toolgraph::server::serve(engine, &a.addr, options)?)
 }

@@ -21,9 +21,9 @@ mod service;
 pub use operator::{Validation, embed_text, validate};
 pub use requests::{
     DEFAULT_LIMIT, DEFAULT_PROMPT_TOKENS, Decision, DependencyEdge, DomainCount, Embeddings,
-    EngineOptions, ListRequest, ListedTool, LoadOutcome, MAX_LIMIT, MAX_PROMPT_TOKENS, Match,
-    Prompt, PromptRequest, Registration, ReloadReport, Resolution, ResolveRequest, SearchRequest,
-    SearchResponse, SelectRequest, ToolFilter, ToolPage, UsageEvent, UsageReport,
+    EngineOptions, ListRequest, ListedTool, LoadOutcome, MAX_LIMIT, MAX_PROMPT_TOKENS, MAX_TEXT,
+    MAX_VERB, Match, Prompt, PromptRequest, Registration, ReloadReport, Resolution, ResolveRequest,
+    SearchRequest, SearchResponse, SelectRequest, ToolFilter, ToolPage, UsageEvent, UsageReport,
 };
 pub use service::Observer;
 
@@ -329,6 +329,7 @@ impl Engine {
     /// judged by the platform layer alone).
     fn access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
         let _stage = tracing::info_span!("stage", stage = "scope").entered();
+        caller.check()?;
         let failed = self.failed_in(caller);
         let limits = self.limits.read().unwrap_or_else(PoisonError::into_inner);
         snapshot.policy.resolve(
@@ -345,6 +346,7 @@ impl Engine {
     /// or health remove a tool (a failure or a call over a limit is still
     /// about a tool the caller knows; one granted to others it does not).
     fn static_access(&self, snapshot: &Snapshot, caller: &Caller) -> Result<Access> {
+        caller.check()?;
         let grants = self
             .limits
             .read()

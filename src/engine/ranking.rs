@@ -59,6 +59,7 @@ impl Engine {
             });
             (query, pipeline::prepare(catalog, query, scope, &self.rank))
         };
+        crate::deadline::check()?;
         let ranked = std::thread::scope(|s| {
             let ((query, prepared), embedded);
             let dense = if embeds {
@@ -66,6 +67,7 @@ impl Engine {
                 // The dense channel needs only the embedding: it is worked
                 // out while the other thread may still be walking the graph.
                 embedded = embed()?;
+                crate::deadline::check()?;
                 let dense = pipeline::dense(
                     catalog,
                     embedded.0.as_deref(),
@@ -79,6 +81,7 @@ impl Engine {
                 dense
             } else {
                 (query, prepared) = understand();
+                crate::deadline::check()?;
                 embedded = embed()?;
                 pipeline::dense(
                     catalog,
@@ -88,6 +91,7 @@ impl Engine {
                     &self.rank,
                 )
             };
+            crate::deadline::check()?;
             let settings = pipeline::Settings {
                 cfg: &self.rank,
                 calibration: &self.calibration,

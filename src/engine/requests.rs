@@ -60,6 +60,11 @@ pub const DEFAULT_LIMIT: usize = 10;
 /// `limit` is refused (`invalid_search_limit`), never honoured or clamped
 /// silently.
 pub const MAX_LIMIT: usize = 100;
+/// The longest request text (search text, a turn's message, a resolve
+/// context) in bytes: the extractor reads no further.
+pub const MAX_TEXT: usize = 64 * 1024;
+/// The longest planner verb in bytes.
+pub const MAX_VERB: usize = 256;
 
 /// A search request.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]

@@ -7,7 +7,8 @@
 
 use super::Snapshot;
 use super::requests::{
-    DEFAULT_LIMIT, MAX_LIMIT, MAX_PROMPT_TOKENS, Prompt, PromptRequest, SelectRequest,
+    DEFAULT_LIMIT, MAX_LIMIT, MAX_PROMPT_TOKENS, MAX_TEXT, MAX_VERB, Prompt, PromptRequest,
+    SelectRequest,
 };
 use super::{Decision, Engine, Match, Resolution, ResolveRequest, SearchRequest, SearchResponse};
 use crate::error::{Error, Field, Result};
@@ -33,6 +34,17 @@ pub(crate) fn checked_limit(limit: usize, field: Field) -> Result<usize> {
             format!("limit is at most {MAX_LIMIT} (got {l})"),
         )),
         l => Ok(l),
+    }
+}
+
+/// `Ok` when `text` is at most `max` bytes.
+fn bounded(text: Option<&str>, max: usize, field: Field) -> Result<()> {
+    match text {
+        Some(t) if t.len() > max => Err(Error::invalid_field(
+            field,
+            format!("at most {max} bytes (got {})", t.len()),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -97,6 +109,8 @@ impl Engine {
         vector: Option<Vec<f32>>,
         limit: usize,
     ) -> Result<SearchResponse> {
+        bounded(Some(&req.text), MAX_TEXT, Field::SearchText)?;
+        bounded(req.verb.as_deref(), MAX_VERB, Field::SearchVerb)?;
         if req.text.trim().is_empty() && req.verb.as_deref().is_none_or(|v| v.trim().is_empty()) {
             return Err(Error::invalid_field(
                 Field::SearchText,
@@ -145,6 +159,13 @@ impl Engine {
     /// confidently, else advise decomposition with the nearest tools (the
     /// observer hears of it: a capability gap).
     pub fn resolve(&self, req: &ResolveRequest) -> Result<Resolution> {
+        bounded(Some(&req.verb), MAX_VERB, Field::ResolveVerb)?;
+        bounded(
+            req.description.as_deref(),
+            MAX_TEXT,
+            Field::ResolveDescription,
+        )?;
+        bounded(req.context.as_deref(), MAX_TEXT, Field::ResolveContext)?;
         if req.verb.trim().is_empty() {
             return Err(Error::invalid_field(
                 Field::ResolveVerb,
@@ -182,6 +203,12 @@ impl Engine {
     /// about kept in recency order, or keyword intents; always within what
     /// the caller may see.
     pub fn select(&self, req: &SelectRequest) -> Result<Selection> {
+        bounded(
+            Some(&req.session),
+            crate::policy::MAX_NAME,
+            Field::SelectSession,
+        )?;
+        bounded(Some(&req.message), MAX_TEXT, Field::SelectMessage)?;
         if req.session.trim().is_empty() {
             return Err(Error::invalid_field(
                 Field::SelectSession,

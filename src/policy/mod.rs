@@ -94,7 +94,31 @@ pub struct Caller {
     pub key: Option<String>,
 }
 
+/// The longest name a caller field may carry (bytes).
+pub const MAX_NAME: usize = 256;
+
 impl Caller {
+    /// Every field is a name, not a document: at most [`MAX_NAME`] bytes
+    /// (a session id is a key of the sessions table; an org or agent is
+    /// looked up and may end up in a message).
+    pub fn check(&self) -> Result<()> {
+        for (value, field) in [
+            (&self.org, Field::CallerOrg),
+            (&self.agent, Field::CallerAgent),
+            (&self.session, Field::CallerSession),
+            (&self.channel, Field::CallerChannel),
+            (&self.goal, Field::CallerGoal),
+        ] {
+            if value.as_ref().is_some_and(|v| v.len() > MAX_NAME) {
+                return Err(Error::invalid_field(
+                    field,
+                    format!("at most {MAX_NAME} bytes"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// True when nothing identifies the caller (platform layer only).
     pub fn is_anonymous(&self) -> bool {
         self.org.is_none()

@@ -48,10 +48,22 @@ pub(crate) fn with_verb(verb: Option<&str>, text: &str) -> String {
 
 /// The steps of a request text with their byte ranges (empty for one
 /// intent, or without `split_steps`).
+/// The most steps one request is split into.
+pub const MAX_STEPS: usize = 16;
+
 fn step_labels(text: &str, split_steps: bool) -> Vec<(Range<usize>, &str)> {
-    let ranges = if split_steps { steps(text) } else { Vec::new() };
+    let mut ranges = if split_steps { steps(text) } else { Vec::new() };
     if ranges.len() < 2 {
         return Vec::new();
+    }
+    // Every step is embedded and ranked: past MAX_STEPS the rest is one
+    // last step (23,083 steps in one request computed for 160 s).
+    if ranges.len() > MAX_STEPS {
+        let end = ranges.last().map_or(text.len(), |r| r.end);
+        ranges.truncate(MAX_STEPS);
+        if let Some(last) = ranges.last_mut() {
+            last.end = end;
+        }
     }
     ranges
         .into_iter()

@@ -68,6 +68,18 @@ pub struct Principal {
     pub org: Option<String>,
     pub agent: Option<String>,
     pub name: String,
+    /// Which key, distinct for distinct keys (a digest of the key, never
+    /// the key): what sessions and MCP sessions are owned by. Names are
+    /// for people and may repeat (two unnamed reader keys are both
+    /// "reader").
+    pub id: String,
+}
+
+/// The id of a key: the first 8 bytes of its SHA-256, in hex.
+fn key_id(key: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(key.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 impl Keys {
@@ -133,6 +145,7 @@ impl Keys {
                 org: None,
                 agent: None,
                 name: "open".into(),
+                id: "open".into(),
             });
         }
         let token = req
@@ -166,6 +179,7 @@ impl Keys {
                 .name
                 .clone()
                 .unwrap_or_else(|| format!("{:?}", e.role).to_lowercase()),
+            id: key_id(&e.key),
         })
     }
 }
@@ -224,7 +238,7 @@ impl Principal {
     /// the request may repeat but not change.
     pub fn caller(&self, requested: Caller) -> std::result::Result<Caller, ApiError> {
         let mut caller = requested;
-        caller.key = Some(self.name.clone());
+        caller.key = Some(self.id.clone());
         for (bound, asked, what) in [
             (&self.org, &mut caller.org, "org"),
             (&self.agent, &mut caller.agent, "agent"),
@@ -267,8 +281,14 @@ mod tests {
             org: Some("acme".into()),
             agent: None,
             name: "t".into(),
+            id: key_id("reader-key-0123456789"),
         };
         let c = p.caller(Caller::default()).unwrap();
+        assert_eq!(c.key.as_deref(), Some(p.id.as_str()));
+        assert_ne!(
+            key_id("reader-key-0123456789"),
+            key_id("reader-key-0123456780")
+        );
         assert_eq!(c.org.as_deref(), Some("acme"));
         let err = p
             .caller(Caller {

@@ -17,7 +17,7 @@ use prometheus_client::encoding::{
 };
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use std::sync::{Arc, OnceLock};
@@ -106,12 +106,20 @@ fn stages() -> &'static Histograms<StageLabels> {
     STAGES.get_or_init(|| Family::new_with_constructor(histogram))
 }
 
+/// Connections this process holds open (every server in it).
+pub(crate) fn connections() -> &'static Gauge {
+    static OPEN: OnceLock<Gauge> = OnceLock::new();
+    OPEN.get_or_init(Gauge::default)
+}
+
 /// One server's metrics.
 #[derive(Debug)]
 pub(crate) struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Histograms<RouteLabels>,
+    /// MCP sessions the server keeps.
+    pub mcp_sessions: Gauge,
 }
 
 impl Metrics {
@@ -135,11 +143,23 @@ impl Metrics {
             "Time per ranking stage",
             stages().clone(),
         );
+        registry.register(
+            "toolgraph_http_connections",
+            "Client connections open (the accept loop caps them)",
+            connections().clone(),
+        );
+        let mcp_sessions = Gauge::default();
+        registry.register(
+            "toolgraph_mcp_sessions",
+            "MCP sessions kept (bounded per key and in all)",
+            mcp_sessions.clone(),
+        );
         registry.register_collector(Box::new(EngineGauges(engine)));
         Self {
             registry,
             requests,
             latency,
+            mcp_sessions,
         }
     }
 

@@ -12,8 +12,10 @@
 
 mod auth;
 mod console;
+mod edge;
 mod error;
 mod health;
+mod listen;
 mod mcp;
 pub(crate) mod metrics;
 mod openapi;
@@ -52,6 +54,16 @@ pub struct Limits {
     pub max_queue: usize,
     /// A read-only SPARQL query is cancelled after this.
     pub sparql_timeout: Duration,
+    /// Connections open at once; past this new ones wait to be accepted.
+    pub max_connections: usize,
+    /// A connection must send a request's headers within this, and an idle
+    /// kept-alive one is closed after it.
+    pub header_read_timeout: Duration,
+    /// Longest request target (path and query), in bytes (414 past it).
+    pub uri_bytes: usize,
+    /// Most headers, and their bytes, a request may have (431 past them).
+    pub max_headers: usize,
+    pub header_bytes: usize,
 }
 
 impl Default for Limits {
@@ -63,6 +75,11 @@ impl Default for Limits {
             max_in_flight: 32,
             max_queue: 256,
             sparql_timeout: Duration::from_secs(10),
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            uri_bytes: 8 * 1024,
+            max_headers: 100,
+            header_bytes: 32 * 1024,
         }
     }
 }
@@ -83,6 +100,9 @@ pub struct ServeOptions {
     /// catalog (a shared graph server) and swap the snapshot when it did;
     /// `None`: never (a store only this process writes).
     pub graph_poll: Option<Duration>,
+    /// Host names an open server (no keys) answers besides this machine's
+    /// own (`localhost`, `127.0.0.1`, `[::1]`).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// What every handler shares.
@@ -94,17 +114,29 @@ pub(crate) struct AppState {
     pub keys: Keys,
     pub limits: Limits,
     pub reload: Vec<PathBuf>,
+    pub allowed_hosts: Vec<String>,
     permits: Semaphore,
     waiting: AtomicUsize,
 }
 
 pub(crate) type Shared = Arc<AppState>;
 
-/// Runs sync engine work on the blocking pool.
+/// Runs sync engine work on the blocking pool, under the request's time
+/// limit (the engine stops at it: see `deadline`).
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> std::result::Result<T, ApiError> {
-    match tokio::task::spawn_blocking(f).await {
+    let until = DEADLINE.try_with(|d| *d).ok();
+    blocking_until(until, f).await
+}
+
+/// [`blocking`] with an explicit limit (MCP tool calls run on rmcp's
+/// session tasks, outside the request's).
+pub(crate) async fn blocking_until<T: Send + 'static>(
+    until: Option<Instant>,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> std::result::Result<T, ApiError> {
+    match tokio::task::spawn_blocking(move || crate::deadline::within(until, f)).await {
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(ApiError::from(Error::unavailable("the worker failed", e))),
     }
@@ -113,6 +145,8 @@ pub(crate) async fn blocking<T: Send + 'static>(
 tokio::task_local! {
     /// The id of the request being served (error bodies carry it).
     pub(crate) static REQUEST_ID: String;
+    /// When the request being served runs out of time.
+    static DEADLINE: Instant;
 }
 
 /// Request ids: a client's own (`x-request-id`, up to 64 letters, digits,
@@ -262,10 +296,14 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
         return e.into_response();
     }
     let timeout = state.limits.request_timeout;
-    let answer = tokio::time::timeout(timeout, async {
-        let _permit = state.permits.acquire().await;
-        next.run(req).await
-    })
+    let until = Instant::now() + timeout;
+    let answer = tokio::time::timeout(
+        timeout,
+        DEADLINE.scope(until, async {
+            let _permit = state.permits.acquire().await;
+            next.run(req).await
+        }),
+    )
     .await;
     state.waiting.fetch_sub(1, Ordering::SeqCst);
     match answer {
@@ -302,6 +340,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         permits: Semaphore::new(options.limits.max_in_flight.max(1)),
         limits: options.limits,
         reload: options.reload,
+        allowed_hosts: options.allowed_hosts,
         waiting: AtomicUsize::new(0),
     });
     let api = v1::routes(state.clone())
@@ -322,6 +361,10 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
                 "no such route (see /openapi.json)",
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            edge::guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(state, observe))
         .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
         .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
@@ -460,11 +503,34 @@ pub fn serve(engine: Engine, addr: &str, options: ServeOptions) -> Result<()> {
             );
         }
         tracing::info!("toolgraph serving on http://{addr} (API under /v1, MCP at /mcp, docs at /openapi.json)");
-        axum::serve(listener, router(Arc::new(engine), options)?)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| Error::unavailable("the server failed", e))
+        serve_on(listener, Arc::new(engine), options, shutdown_signal()).await
     })
+}
+
+/// Serves the API on a bound listener until `shutdown` completes, through
+/// the accept loop's connection cap and timeouts (what `serve` runs; tests
+/// and embedders bring their own listener and runtime).
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    engine: Arc<Engine>,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let limits = options.limits.clone();
+    let app = router(engine, options)?;
+    serve_app(listener, app, &limits, shutdown).await;
+    Ok(())
+}
+
+/// Serves an app from [`router`] on a bound listener with `limits`' accept
+/// loop (connection cap, header-read and idle timeout).
+pub async fn serve_app(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: &Limits,
+    shutdown: impl Future<Output = ()>,
+) {
+    listen::serve(listener, app, limits, shutdown).await;
 }
 
 /// Installs logging (`RUST_LOG`, default `info`) and the stage timings.

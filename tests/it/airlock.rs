@@ -3,7 +3,7 @@
 //! API; review, pins, screening, health, usage limits through the policy
 //! filter, capability gaps with directory discovery, and a restart.
 
-use crate::common::root;
+use crate::common::{root, test_airlock};
 use crate::http::{Live, assert_error_shape, call, get, post_json};
 use rmcp::model::{
     Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -312,7 +312,7 @@ fn sources_review_pins_health_usage_and_gaps_over_http() {
             airlock: AirlockOptions {
                 discovery: true,
                 directory: Some(up.url("/apis/list.json")),
-                ..AirlockOptions::default()
+                ..test_airlock()
             },
             ..ServeOptions::default()
         },
@@ -784,6 +784,7 @@ fn a_folder_source_reads_its_manifests_and_a_bad_folder_answers_at_once() {
         Arc::new(seeded(EngineOptions::memory(Embeddings::Off))),
         ServeOptions {
             keys: keys(),
+            airlock: test_airlock(),
             ..ServeOptions::default()
         },
     );
@@ -864,7 +865,7 @@ fn a_restart_keeps_sources_items_pins_usage_health_and_gaps() {
     };
     let options = AirlockOptions {
         fail_after: 2,
-        ..AirlockOptions::default()
+        ..test_airlock()
     };
     let acme = Caller {
         org: Some("acme".into()),

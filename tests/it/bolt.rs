@@ -1181,6 +1181,8 @@ fn two_serve_processes_on_one_server_see_each_others_registrations() {
         "0.5",
         "--schedule-tick",
         "0",
+        "--source-root",
+        "/",
     ];
     let env = [("TOOLGRAPH_GRAPH_PASSWORD", PASSWORD)];
     let a = crate::process::Server::start(&args, &env);

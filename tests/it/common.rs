@@ -33,3 +33,17 @@ pub fn seeded_store() -> OxigraphStore {
     store.load(&turtle_sources(&["ontology", "seeds"])).unwrap();
     store
 }
+
+/// Airlock options for tests whose upstreams listen on loopback and whose
+/// sources are files in the repository or a temporary folder: loopback
+/// allowed, every file under the root. (The reach itself is tested in
+/// `airlock::the_airlock_reaches_only_what_the_operator_allows`.)
+pub fn test_airlock() -> toolgraph::airlock::AirlockOptions {
+    toolgraph::airlock::AirlockOptions {
+        reach: toolgraph::airlock::reach::Reach {
+            allow: vec!["127.0.0.1".into(), "localhost".into()],
+            source_root: Some(PathBuf::from("/")),
+        },
+        ..toolgraph::airlock::AirlockOptions::default()
+    }
+}

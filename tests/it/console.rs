@@ -529,6 +529,7 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
         Arc::new(seeded()),
         ServeOptions {
             keys: admin_keys(),
+            airlock: crate::common::test_airlock(),
             ..ServeOptions::default()
         },
     );

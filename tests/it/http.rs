@@ -24,11 +24,15 @@ impl Live {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
         let addr = listener.local_addr().unwrap();
+        let limits = options.limits.clone();
         let app = {
             let _runtime = runtime.enter();
             toolgraph::server::router(engine, options).unwrap()
         };
-        runtime.spawn(async move { axum::serve(listener, app).await });
+        // The server's own accept loop (connection cap, header timeout).
+        runtime.spawn(async move {
+            toolgraph::server::serve_app(listener, app, &limits, std::future::pending()).await
+        });
         Self {
             addr,
             runtime: Some(runtime),

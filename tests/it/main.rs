@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod airlock;
 mod architecture;
+mod attack;
 mod bolt;
 mod cli;
 mod common;
@@ -10,6 +11,7 @@ mod deps;
 mod embed;
 mod eval;
 mod extract;
+mod fuzz_smoke;
 mod http;
 mod import;
 mod mcp;

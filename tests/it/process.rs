@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
+pub(crate) fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolgraph"));
     c.current_dir(root()).env_remove("TOOLGRAPH_DATA");
     c
@@ -67,7 +67,7 @@ impl Server {
         panic!("toolgraph serve did not become ready");
     }
 
-    fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         let _ = self.child.kill(); // SIGKILL
         let _ = self.child.wait();
     }
@@ -117,7 +117,9 @@ fn every_curl_example_in_the_readme_works_as_printed() {
     }
     // README command 1 serves without keys (open, loopback only); the key
     // examples send a header an open server ignores.
-    let server = Server::start(&["--memory"], &[]);
+    // As scripts/serve.sh starts it: file sources under the repository.
+    let here = root().display().to_string();
+    let server = Server::start(&["--memory", "--source-root", &here], &[]);
     for cmd in &commands {
         let cmd = cmd.replace("127.0.0.1:7878", &server.addr.to_string());
         let out = Command::new("sh")

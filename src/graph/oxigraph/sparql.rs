@@ -165,16 +165,24 @@ impl Sparql for OxigraphStore {
         };
         let token = CancellationToken::new();
         let _watchdog = limit.map(|l| Watchdog::start(token.clone(), l));
-        let timed_out = |e: &dyn std::fmt::Display| {
-            let e = e.to_string();
+        let timed_out = |e: &oxigraph::sparql::QueryEvaluationError| {
             if token.is_cancelled() {
-                Error::Timeout(format!(
+                return Error::Timeout(format!(
                     "the query ran longer than {:.1} s and was cancelled",
                     limit.map_or(0.0, |l| l.as_secs_f32())
-                ))
-            } else {
-                sparql_err(e)
+                ));
             }
+            // The user's query asked for something this endpoint does not
+            // do: that is the request's fault (400), not the server's.
+            if let oxigraph::sparql::QueryEvaluationError::UnsupportedService(service) = e {
+                return Error::invalid_field(
+                    crate::error::Field::SparqlQuery,
+                    format!(
+                        "SERVICE {service} is refused: this endpoint queries only its own store"
+                    ),
+                );
+            }
+            sparql_err(e.to_string())
         };
         let results = prepared_with(parsed, Some(token.clone()))
             .on_store(&self.store)

@@ -718,7 +718,7 @@ function queueFilter(queue) {
 }
 
 function refreshQueue(queue) {
-  const q = state.airlock.status ? `?status=${encodeURIComponent(state.airlock.status)}` : '';
+  const q = `?limit=500${state.airlock.status ? `&status=${encodeURIComponent(state.airlock.status)}` : ''}`;
   return load(queue, api('GET', `/v1/pending${q}`), (items) => items.length ? h('table', { id: 'queue-table' },
     h('thead', {}, h('tr', {}, ['tool', 'status', 'screening', 'source', 'updated'].map((c) => h('th', { scope: 'col', text: c })))),
     h('tbody', {}, items.map((it) => h('tr', { 'data-item': it.id },

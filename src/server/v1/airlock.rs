@@ -108,29 +108,53 @@ pub(crate) async fn scan(
 pub(crate) struct PendingQuery {
     /// pending, approved, rejected, changed or missing (default: all).
     pub status: Option<String>,
+    /// Skip this many items (most recently updated first).
+    pub offset: Option<usize>,
+    /// At most this many items (default 100, at most 500).
+    pub limit: Option<usize>,
 }
 
 impl Fields for PendingQuery {
-    const FIELDS: &'static [Field] = &[Field::ReviewStatus];
+    const FIELDS: &'static [Field] = &[
+        Field::ReviewStatus,
+        Field::PendingOffset,
+        Field::PendingLimit,
+    ];
 }
 
-/// (admin) Review items: discovered tools with their status, screening
-/// reasons and, for a changed tool, the diff against what was approved.
+/// Review items a page lists when the request does not say.
+const PENDING_PAGE: usize = 100;
+/// The most review items one page lists.
+const MAX_PENDING_PAGE: usize = 500;
+
+/// (admin) Review items, one page, most recently updated first:
+/// discovered tools with their status, screening reasons and, for a changed
+/// tool, the diff against what was approved. `X-Total-Count` says how many
+/// there are in all.
 #[utoipa::path(get, path = "/v1/pending", tag = "airlock", params(PendingQuery),
-    responses((status = 200, description = "the items", body = [PendingTool])),
+    responses((status = 200, description = "the items", body = [PendingTool],
+        headers(("x-total-count" = usize, description = "items in all, over every page")))),
     security(("bearer" = [])))]
 pub(crate) async fn pending(
     State(s): State<Shared>,
     Admin(_): Admin,
     Query(q): Query<PendingQuery>,
-) -> Result<axum::Json<Vec<PendingTool>>, ApiError> {
+) -> Result<impl axum::response::IntoResponse, ApiError> {
     let status = q
         .status
         .as_deref()
         .map(str::parse::<Status>)
         .transpose()
         .map_err(ApiError::from)?;
-    Ok(axum::Json(s.airlock.items(status)))
+    let limit = q.limit.unwrap_or(PENDING_PAGE);
+    if limit == 0 || limit > MAX_PENDING_PAGE {
+        return Err(ApiError::invalid(
+            Field::PendingLimit,
+            format!("limit is 1 to {MAX_PENDING_PAGE}"),
+        ));
+    }
+    let (page, total) = s.airlock.items_page(status, q.offset.unwrap_or(0), limit);
+    Ok(([("x-total-count", total.to_string())], axum::Json(page)))
 }
 
 /// (admin) One review item.
