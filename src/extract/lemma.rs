@@ -35,7 +35,9 @@
 /// Lemma of one word: see the module documentation for the rules.
 pub fn lemma(word: &str) -> String {
     let w = word.to_lowercase();
-    if w.len() < 3 || w.bytes().any(|b| b.is_ascii_digit()) || !has_vowel(&w) {
+    // The suffix rules work on ASCII bytes (a word of other letters kept
+    // whole: libFuzzer found `…»»ing` cut inside a character).
+    if w.len() < 3 || !w.is_ascii() || w.bytes().any(|b| b.is_ascii_digit()) || !has_vowel(&w) {
         return w;
     }
     if let Some(irr) = irregular(&w) {
@@ -651,6 +653,23 @@ fn short_cvc(stem: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::lemma;
+
+    /// Found by libFuzzer: a stem ending in two equal non-ASCII bytes was
+    /// cut inside a character.
+    #[test]
+    fn words_of_other_letters_are_kept_whole() {
+        for w in [
+            "\u{7befb}\u{7befb}ing",
+            "cafés",
+            "naïveté",
+            "ñññed",
+            "日本語ing",
+            "»»ied",
+        ] {
+            assert_eq!(lemma(w), w.to_lowercase(), "{w}");
+        }
+        assert_eq!(lemma("BOOKINGS"), "book");
+    }
 
     #[test]
     fn plurals() {

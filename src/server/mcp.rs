@@ -363,12 +363,14 @@ async fn json_body(req: Request, limit: usize) -> Result<Request, Response> {
     })?;
     // JSON-RPC's own errors: -32700 for a body that is not JSON, -32600
     // for JSON that is no message (rmcp answered both 415).
-    let problem = match serde_json::from_slice::<serde_json::Value>(&bytes) {
-        Err(e) => Some((-32700, format!("Parse error: {e}"))),
-        Ok(v) => serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(v)
-            .err()
-            .map(|e| (-32600, format!("Invalid Request: {e}"))),
-    };
+    // Read exactly as rmcp will (from the bytes: a duplicate key is an
+    // error there, not the last value as in a `Value`).
+    let problem = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes)
+        .err()
+        .map(|e| match e.classify() {
+            serde_json::error::Category::Data => (-32600, format!("Invalid Request: {e}")),
+            _ => (-32700, format!("Parse error: {e}")),
+        });
     if let Some((code, message)) = problem {
         let body = serde_json::json!({
             "jsonrpc": "2.0",

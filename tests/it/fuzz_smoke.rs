@@ -101,11 +101,10 @@ fn extract() {
         "polish the glorbix seat; then make a reservation with PayPal",
         "convertCurrency MAKE_RESERVATION \"quoted\" user@example.com https://x.y",
     ];
-    smoke(
-        "extract",
-        seeds.map(|s| s.as_bytes().to_vec()).to_vec(),
-        targets::extract::run,
-    );
+    let mut seeds: Vec<Vec<u8>> = seeds.map(|s| s.as_bytes().to_vec()).to_vec();
+    // Found by libFuzzer: a stem ending in two equal non-ASCII bytes.
+    seeds.push(b"ng\x00..\x00;\xffbobe=os\xbb\xbb\xbb\xbb\xbb\xc1\xbb\xf1\xbb\xbb\xbb\xf1\xbb\xbb\xbb\xbb\xbb\xbb\xbb\xbb\xf1\xbb\xbb\xbbing.'...%".to_vec());
+    smoke("extract", seeds, targets::extract::run);
 }
 
 #[test]
@@ -182,6 +181,9 @@ fn mcp() {
         r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}}"#,
         r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}"#,
         r#"{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "find_tools", "arguments": {"query": "book a flight"}}}"#,
+        // Found by libFuzzer: a duplicate key is JSON but no message to
+        // rmcp (a 415 got through when the guard read it as a `Value`).
+        r#"{"jsonrpc": "2.0", "'s": 1, "method": "initialize", "pa": 1, "method": "initialize", "params": {}}"#,
     ]
     .into_iter()
     .flat_map(|m| [[&[0u8][..], m.as_bytes()].concat(), [&[1u8][..], m.as_bytes()].concat()])

@@ -34,6 +34,7 @@ const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
 
+#[cfg(feature = "neo4j")]
 pub(crate) use records::STATE_GRAPH;
 
 /// The seed constraints, one violation query each (`queries/validate/*.rq`).
