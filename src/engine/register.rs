@@ -126,6 +126,10 @@ impl Engine {
 
     /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
     pub fn load_paths(&self, paths: &[PathBuf], format: Option<Format>) -> Result<LoadOutcome> {
+        let _one = self
+            .preparing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let files = import::collect_files(paths)?;
         let sources = self.prepare(&files, format)?;
         let (store, embeddings) = self.load(&sources)?;
@@ -166,6 +170,10 @@ impl Engine {
             }
         };
         let input = import::parse_input(&name, text, format)?;
+        let _one = self
+            .preparing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let sources = self.sources(vec![input])?;
         let warnings: Vec<String> = sources
             .iter()
@@ -194,6 +202,10 @@ impl Engine {
         source: &str,
         tools: Vec<crate::model::ToolDescriptor>,
     ) -> Result<Registration> {
+        let _one = self
+            .preparing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let sources = self.sources(vec![Input::Manifest {
             name: source.to_string(),
             tools,
@@ -292,6 +304,10 @@ impl Engine {
     /// every file replaces its source, and sources that came from these
     /// directories but no longer exist on disk are removed.
     pub fn reload(&self, paths: &[PathBuf]) -> Result<ReloadReport> {
+        let _one = self
+            .preparing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let files = import::collect_files(paths)?;
         let sources = self.prepare(&files, None)?;
         let present: std::collections::HashSet<String> =
