@@ -1,7 +1,7 @@
 //! The soak (`scripts/soak.sh`): a `toolgraph serve` on an on-disk store
 //! under mixed traffic from C keep-alive connections (search, select,
-//! resolve, prompt, registrations, usage records, approvals and
-//! rejections) for S seconds, killed with SIGKILL and restarted every K
+//! resolve, prompt, calls through the gateway to a loopback upstream,
+//! registrations, usage records, approvals and rejections) for S seconds, killed with SIGKILL and restarted every K
 //! seconds. Reports errors (5xx other than `unavailable`/`timeout`,
 //! unexpected 4xx), requests refused while the server was down, lost
 //! acknowledged writes (checked at the end against the restarted server),
@@ -13,6 +13,9 @@
 //! model). Under `cargo test` (no `--bench`) it runs a 20 s soak with one
 //! kill, without the model.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/upstream.rs"]
+mod upstream;
 
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -120,6 +123,8 @@ struct Tally {
     down: u64,
     registered: Vec<String>,
     usage_acknowledged: u64,
+    /// Calls through the gateway the server answered 200.
+    calls_acknowledged: u64,
     /// Review item -> its last acknowledged status, `None` while a
     /// request about it went unanswered.
     items: BTreeMap<String, Option<&'static str>>,
@@ -176,7 +181,15 @@ fn request(n: usize, i: u64, rng: u64, item: Option<&String>) -> (String, Value,
             json!({"text": text, "budget_tokens": 600}),
             "prompt",
         ),
-        75..85 => {
+        // Calls through the gateway to a loopback upstream (checked against
+        // the caller's policy and the input schema, audited on every call).
+        78..85 => (
+            "/v1/call".into(),
+            json!({"tool": CALLED, "arguments": {"city": text}, "caller": {"org": "acme"}}),
+            "call",
+        ),
+        // Registrations: an operator's, so rarer than a planner's requests.
+        75..78 => {
             let name = format!("soak_tool_{n}_{i}");
             (
                 format!("/v1/tools?source=soak/{name}.jsonl"),
@@ -236,6 +249,7 @@ fn record(
             .registered
             .push(body["name"].as_str().unwrap_or("").into()),
         ("usage", _) => tally.usage_acknowledged += 1,
+        ("call", _) => tally.calls_acknowledged += 1,
         ("approve", Some(id)) => {
             tally.items.insert(id.clone(), Some("approved"));
         }
@@ -327,6 +341,24 @@ fn review_items(addr: &str) -> Vec<String> {
         .collect()
 }
 
+/// The tool the soak calls through the gateway.
+const CALLED: &str = "soak_weather_now";
+
+/// Registers [`CALLED`] with a declared upstream on loopback.
+fn called_tool(addr: &str, upstream: &str) {
+    let line = json!({"id": CALLED, "name": CALLED, "description": "Current weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "upstream": {"kind": "http", "method": "POST", "url": format!("http://{upstream}/weather")}});
+    let (s, body) = send(
+        &agent(),
+        addr,
+        &format!("/v1/tools?source=soak/{CALLED}.jsonl"),
+        &line,
+    )
+    .unwrap();
+    assert_eq!(s, 200, "{body}");
+}
+
 /// What the restarted server still has of the acknowledged writes.
 fn lost_writes(addr: &str, tally: &Tally) -> Vec<String> {
     let agent = agent();
@@ -353,6 +385,22 @@ fn lost_writes(addr: &str, tally: &Tally) -> Vec<String> {
             tally.usage_acknowledged
         ));
     }
+    // Every acknowledged call left an audit record.
+    let r = agent
+        .get(&format!("http://{addr}/v1/calls?tool={CALLED}&limit=1"))
+        .call()
+        .unwrap();
+    let audited: u64 = r
+        .headers()
+        .get("x-total-count")
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .unwrap_or(0);
+    if audited < tally.calls_acknowledged {
+        lost.push(format!(
+            "calls: {audited} audited, {} acknowledged",
+            tally.calls_acknowledged
+        ));
+    }
     for (id, want) in &tally.items {
         let Some(want) = want else { continue };
         let mut r = agent
@@ -367,6 +415,29 @@ fn lost_writes(addr: &str, tally: &Tally) -> Vec<String> {
     lost
 }
 
+/// `toolgraph serve` on `addr` over the store in `data`: the fixture
+/// specs as file sources, loopback upstreams allowed, no schedules.
+fn server_args(addr: &str, data: &Path, embed: bool) -> Vec<String> {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi");
+    let mut args: Vec<String> = ["serve", "--addr", addr, "--data"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    args.push(data.display().to_string());
+    args.extend([
+        "--airlock-allow".into(),
+        "127.0.0.1".into(),
+        "--source-root".into(),
+        fixtures.display().to_string(),
+        "--schedule-tick".into(),
+        "0".into(),
+    ]);
+    if !embed {
+        args.push("--no-embed".into());
+    }
+    args
+}
+
 fn soak(s: &Settings) -> Value {
     let data = std::env::temp_dir().join(format!("toolgraph-soak-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
@@ -376,23 +447,10 @@ fn soak(s: &Settings) -> Value {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi");
-    let mut args: Vec<String> = ["serve", "--addr", &addr, "--data"]
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-    args.push(data.display().to_string());
-    args.extend([
-        "--source-root".into(),
-        fixtures.display().to_string(),
-        "--schedule-tick".into(),
-        "0".into(),
-    ]);
-    if !s.embed {
-        args.push("--no-embed".into());
-    }
+    let args = server_args(&addr, &data, s.embed);
     let mut server = Server::start(&s.bin, args, addr.clone());
     let items = review_items(&addr);
+    called_tool(&addr, &upstream::start());
     let tally = Arc::new(Mutex::new(Tally::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
@@ -456,7 +514,8 @@ fn soak(s: &Settings) -> Value {
         "refused_while_down": tally.down,
         "errors": tally.errors.len(),
         "error_samples": tally.errors.iter().take(10).collect::<Vec<_>>(),
-        "acknowledged_writes": tally.registered.len() as u64 + tally.usage_acknowledged + tally.items.len() as u64,
+        "acknowledged_writes": tally.registered.len() as u64 + tally.usage_acknowledged + tally.calls_acknowledged + tally.items.len() as u64,
+        "acknowledged_calls": tally.calls_acknowledged,
         "lost_acknowledged_writes": lost,
         "rss_per_life": lives,
         "max_rss_growth_after_warmup": max_growth,

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/setup-browser.sh
 scripts/setup-bolt.sh
+scripts/setup-test-clients.sh
+scripts/setup-inspector.sh
 export TOOLGRAPH_MODEL_DIR="${TOOLGRAPH_MODEL_DIR:-$HOME/.cache/toolgraph/models/all-MiniLM-L6-v2-int8}"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings

@@ -110,6 +110,16 @@ fields! {
     ApprovalBudget => "invalid_approval_budget", "budget";
     ApprovalAccess => "invalid_approval_access", "access";
     ApprovalHealthUrl => "invalid_approval_health_url", "health_url";
+    ApprovalCostPerCall => "invalid_approval_cost_per_call", "cost_per_call";
+    /// The tool a call names (empty, too long).
+    CallTool => "invalid_call_tool", "tool";
+    /// A call's arguments that do not fit the tool's input schema (`at`:
+    /// the JSON pointer of the argument).
+    CallArguments => "invalid_call_arguments", "arguments";
+    CallsOffset => "invalid_calls_offset", "offset";
+    CallsLimit => "invalid_calls_limit", "limit";
+    /// An approval decision (`approve` or `reject`).
+    CallDecision => "invalid_call_decision", "decision";
     SourceKind => "invalid_source_kind", "kind";
     SourceLocation => "invalid_source_location", "location";
     SourceSchedule => "invalid_source_schedule_seconds", "schedule_seconds";
@@ -127,6 +137,51 @@ fields! {
     Setting => "invalid_setting", "setting";
 }
 
+/// How a call through the gateway was refused or failed (each its own
+/// stable code, `no_upstream`, `limit_reached`…).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CallFailure {
+    /// The tool declares nowhere to call.
+    NoUpstream,
+    /// A rate limit or budget of the caller's organization is spent.
+    Limited,
+    /// The tool is switched off (health, an operator).
+    SwitchedOff,
+    /// The upstream needs a secret the caller's organization has not got.
+    Credentials,
+    /// The upstream answered with an error or could not be reached.
+    Upstream,
+    /// The upstream did not answer in time.
+    UpstreamTimeout,
+    /// The upstream's answer is over the size limit or breaks its schema.
+    Output,
+}
+
+impl CallFailure {
+    pub const ALL: &'static [CallFailure] = &[
+        CallFailure::NoUpstream,
+        CallFailure::Limited,
+        CallFailure::SwitchedOff,
+        CallFailure::Credentials,
+        CallFailure::Upstream,
+        CallFailure::UpstreamTimeout,
+        CallFailure::Output,
+    ];
+
+    /// The stable error code.
+    pub fn code(self) -> &'static str {
+        match self {
+            CallFailure::NoUpstream => "no_upstream",
+            CallFailure::Limited => "limit_reached",
+            CallFailure::SwitchedOff => "tool_switched_off",
+            CallFailure::Credentials => "upstream_credentials_missing",
+            CallFailure::Upstream => "upstream_error",
+            CallFailure::UpstreamTimeout => "upstream_timeout",
+            CallFailure::Output => "upstream_output_invalid",
+        }
+    }
+}
+
 /// What kind of thing was not found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -137,6 +192,8 @@ pub enum Kind {
     Store,
     /// An MCP session (`Mcp-Session-Id`) of this key.
     McpSession,
+    /// A held call waiting for (or decided by) an operator.
+    Approval,
 }
 
 impl Kind {
@@ -148,6 +205,7 @@ impl Kind {
             Kind::ReviewItem => "pending tool",
             Kind::Store => "store",
             Kind::McpSession => "MCP session",
+            Kind::Approval => "approval request",
         }
     }
 
@@ -159,6 +217,7 @@ impl Kind {
             Kind::ReviewItem => "review_item_not_found",
             Kind::Store => "store_not_found",
             Kind::McpSession => "mcp_session_not_found",
+            Kind::Approval => "approval_not_found",
         }
     }
 }
@@ -210,6 +269,12 @@ pub enum Error {
     /// The work ran past its time limit and was stopped.
     #[error("{0}")]
     Timeout(String),
+    /// A call through the gateway refused or failed; `failure` says how.
+    #[error("{message}")]
+    Call {
+        failure: CallFailure,
+        message: String,
+    },
     /// Seed constraints failed; the store was left unchanged.
     #[error("{} constraint violation(s); nothing was loaded", .0.len())]
     Violations(Vec<Violation>),
@@ -293,6 +358,14 @@ impl Error {
         Error::Unavailable {
             message: message.into(),
             source: None,
+        }
+    }
+
+    /// A call refused or failed in this way.
+    pub fn call(failure: CallFailure, message: impl Into<String>) -> Self {
+        Error::Call {
+            failure,
+            message: message.into(),
         }
     }
 

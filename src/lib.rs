@@ -19,6 +19,7 @@ pub mod airlock;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod gateway;
 #[cfg(feature = "neo4j")]
 pub mod migrate;
 pub mod model;

@@ -86,6 +86,98 @@ pub struct ToolDescriptor {
     /// Where it came from: `file.json#/tools/3`, `spec.yaml#/paths/~1pets/get`.
     #[serde(default)]
     pub source: String,
+    /// Where a call to it goes (an MCP server's tool, an HTTP operation);
+    /// none: it cannot be called through toolgraph (`no_upstream`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
+}
+
+/// Where a call to a tool goes. Set by the importers (an MCP source's
+/// server, an OpenAPI operation) or declared in a manifest; stored with the
+/// tool (`tg:upstream`, its JSON) and pinned with its content when the
+/// airlock approves it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Upstream {
+    /// `tools/call` on an MCP server (Streamable HTTP).
+    Mcp {
+        /// The server's endpoint, `http(s)://host/mcp`.
+        url: String,
+        /// The tool's name on that server.
+        tool: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<UpstreamAuth>,
+    },
+    /// One HTTP operation.
+    Http {
+        /// `GET`, `POST`, …
+        method: String,
+        /// The URL, path parameters as `{name}`: `https://api.example.com/pets/{id}`.
+        url: String,
+        /// Where each argument goes (`path`, `query`, `header`, `body`); an
+        /// argument not named here goes in the JSON body (GET, DELETE: the
+        /// query).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        params: std::collections::BTreeMap<String, ParamIn>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth: Option<UpstreamAuth>,
+    },
+}
+
+/// Where an HTTP operation's argument goes (OpenAPI's `in`; `body`: a
+/// property of the JSON request body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamIn {
+    Path,
+    Query,
+    Header,
+    Body,
+}
+
+/// How a call proves who it is: a secret of the caller's organization for
+/// one integration (from the secrets file), sent as a bearer token or an
+/// API key in a header or the query.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamAuth {
+    /// The secret's name in the secrets file (an integration: `petstore`).
+    pub secret: String,
+    #[serde(default)]
+    pub scheme: AuthScheme,
+    /// The header or query parameter (API keys): `X-API-Key`, `api_key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// OpenAPI's security scheme kinds toolgraph sends.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <secret>`.
+    #[default]
+    Bearer,
+    /// `<name>: <secret>`.
+    Header,
+    /// `?<name>=<secret>`.
+    Query,
+}
+
+impl Upstream {
+    /// The host it calls (for pinning and reach checks).
+    pub fn url(&self) -> &str {
+        match self {
+            Upstream::Mcp { url, .. } | Upstream::Http { url, .. } => url,
+        }
+    }
+
+    pub fn auth(&self) -> Option<&UpstreamAuth> {
+        match self {
+            Upstream::Mcp { auth, .. } | Upstream::Http { auth, .. } => auth.as_ref(),
+        }
+    }
 }
 
 /// One declared dependency: the tool `on` must run first. A manifest may
@@ -269,6 +361,9 @@ pub struct Tool {
     /// name): what reloading or unloading that source replaces.
     #[serde(default)]
     pub source: String,
+    /// Where a call to it goes (see [`ToolDescriptor::upstream`]).
+    #[serde(default)]
+    pub upstream: Option<Upstream>,
 }
 
 impl Tool {

@@ -221,15 +221,15 @@ fn says(words: &[String], keyword: &str) -> bool {
 /// The intent broker: the tools and categories of the intents the message's
 /// keywords name, plus the session's recent tools and the universal tools;
 /// the whole scope when no intent matches or fewer than
-/// [`MIN_INTENT_TOOLS`] remain. Returns the selection and the tools to
-/// remember as recent.
+/// [`MIN_INTENT_TOOLS`] remain. `recent`: the tools called in the session,
+/// most recent first (what was used, not what was offered).
 pub(crate) fn by_intents<'a>(
     catalog: &Catalog,
     intents: impl IntoIterator<Item = &'a Intent>,
     scope: &Scope,
     message: &str,
     recent: &[String],
-) -> (Selection, Vec<String>) {
+) -> Selection {
     let words: Vec<String> = message
         .split(|c: char| !c.is_alphanumeric() && c != '-')
         .filter(|w| !w.is_empty())
@@ -255,10 +255,6 @@ pub(crate) fn by_intents<'a>(
             }
         }
     }
-    let intent_tools: Vec<String> = picked
-        .iter()
-        .map(|i| catalog.tools()[i].name.clone())
-        .collect();
     for r in recent {
         if let Some(i) = catalog.find(r).filter(|&i| scope.contains(i))
             && picked.insert(i)
@@ -287,7 +283,7 @@ pub(crate) fn by_intents<'a>(
             push_unique(&mut domains, &d.iri);
         }
     }
-    let selection = Selection {
+    Selection {
         tool_names: picked
             .iter()
             .map(|i| catalog.tools()[i].name.clone())
@@ -295,6 +291,5 @@ pub(crate) fn by_intents<'a>(
         domains: domains.iter().map(|d| name(d)).collect(),
         dropped: Vec::new(),
         reasoning,
-    };
-    (selection, intent_tools)
+    }
 }

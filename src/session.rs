@@ -20,7 +20,8 @@ pub(crate) struct Session {
     pub failed: Vec<(String, String)>,
     /// Domain IRIs of recent turns, most recent first.
     pub domains: Vec<String>,
-    /// Tools the intent broker chose last.
+    /// Tools called in it through the gateway, most recent first (the
+    /// intent broker keeps them in its selection).
     pub recent_tools: Vec<String>,
 }
 

@@ -54,7 +54,7 @@ pub mod tg {
         INSTANCE_OF = "instanceOf"; EVIDENCES = "evidences"; SIBLING_OF = "siblingOf";
         ORDER = "order"; DEPENDENCY = "dependency"; DEPENDENCY_ON = "dependencyOn";
         DEPENDENCE_TYPE = "dependenceType"; DEPENDENCY_PARAMETER = "dependencyParameter";
-        DEPENDENCY_REASON = "dependencyReason";
+        DEPENDENCY_REASON = "dependencyReason"; UPSTREAM = "upstream";
     }
 }
 

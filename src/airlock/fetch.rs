@@ -269,17 +269,81 @@ pub fn probe(url: &str, timeout: Duration, reach: &Reach) -> Probe {
     }
 }
 
-/// A Streamable HTTP MCP session (initialize, then requests).
-struct McpSession {
+/// The status `url` answers a GET with (any status: the server is up).
+pub(crate) fn probe_status(
+    url: &str,
+    timeout: Duration,
+    reach: &Reach,
+) -> std::result::Result<u16, String> {
+    reach
+        .check_url(url, Field::SourceHealthUrl)
+        .map_err(|e| e.to_string())?;
+    agent(timeout, reach)
+        .get(url)
+        .call()
+        .map(|r| r.status().as_u16())
+        .map_err(|e| e.to_string())
+}
+
+/// A Streamable HTTP MCP session (initialize, then requests): the
+/// airlock's `tools/list` and the gateway's `tools/call`.
+pub(crate) struct McpSession {
     url: String,
     agent: ureq::Agent,
     session: Option<String>,
-    deadline: Instant,
-    max_bytes: u64,
+    /// Sent with every message (an upstream's credentials); never logged.
+    headers: Vec<(String, String)>,
+    pub(crate) deadline: Instant,
+    pub(crate) max_bytes: u64,
     next_id: u64,
 }
 
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSession")
+            .field("url", &self.url)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
 impl McpSession {
+    /// Opens a session on `url` (initialize, initialized), within `bounds`
+    /// and what `reach` allows, sending `headers` with every message.
+    pub(crate) fn open(
+        url: &str,
+        bounds: Bounds,
+        reach: &Reach,
+        headers: Vec<(String, String)>,
+    ) -> Result<McpSession> {
+        if !is_url(url) {
+            return Err(Error::invalid_field(
+                Field::SourceLocation,
+                format!("an MCP server is an http(s) URL, not `{url}`"),
+            ));
+        }
+        reach.check_url(url, Field::SourceLocation)?;
+        let mut s = McpSession {
+            url: url.to_string(),
+            agent: agent(bounds.timeout, reach),
+            session: None,
+            headers,
+            deadline: Instant::now() + bounds.timeout,
+            max_bytes: bounds.max_bytes,
+            next_id: 0,
+        };
+        s.request(
+            "initialize",
+            json!({
+                "protocolVersion": MCP_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "toolgraph", "version": env!("CARGO_PKG_VERSION")}
+            }),
+        )?;
+        s.notify("notifications/initialized")?;
+        Ok(s)
+    }
+
     fn post(&mut self, message: &Value) -> Result<ureq::http::Response<ureq::Body>> {
         if Instant::now() >= self.deadline {
             return Err(net_err(&self.url, "the scan's time limit ran out"));
@@ -294,6 +358,9 @@ impl McpSession {
                 .header("mcp-session-id", s)
                 .header("mcp-protocol-version", MCP_VERSION);
         }
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
         let resp = req
             .send(message.to_string())
             .map_err(|e| net_err(&self.url, e))?;
@@ -303,7 +370,7 @@ impl McpSession {
 
     /// Sends a request and reads its response (JSON, or the SSE event that
     /// answers it); a JSON-RPC error becomes an error.
-    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
         let mut resp = self.post(&json!({
@@ -375,7 +442,7 @@ impl McpSession {
         Ok(())
     }
 
-    fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if let Some(s) = self.session.take() {
             let _ = self
                 .agent
@@ -396,25 +463,8 @@ pub fn mcp_tools(url: &str, bounds: Bounds, reach: &Reach) -> Result<Value> {
             format!("an MCP source is an http(s) URL, not `{url}`"),
         ));
     }
-    reach.check_url(url, Field::SourceLocation)?;
-    let mut s = McpSession {
-        url: url.to_string(),
-        agent: agent(bounds.timeout, reach),
-        session: None,
-        deadline: Instant::now() + bounds.timeout,
-        max_bytes: bounds.max_bytes,
-        next_id: 0,
-    };
+    let mut s = McpSession::open(url, bounds, reach, Vec::new())?;
     let result = (|| {
-        s.request(
-            "initialize",
-            json!({
-                "protocolVersion": MCP_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "toolgraph-airlock", "version": env!("CARGO_PKG_VERSION")}
-            }),
-        )?;
-        s.notify("notifications/initialized")?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {

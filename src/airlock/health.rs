@@ -2,14 +2,9 @@
 //! any lock held; N failures in a row switch it off (out of search, reason
 //! recorded), M successes in a row switch it back on.
 
-use super::model::{Health, ProbeReport, Status};
+use super::model::{ProbeReport, Status};
 use super::{Airlock, fetch};
 use crate::error::Result;
-use crate::policy::limits::now;
-
-/// What one probe does to a tool's health: `Some(Some(why))` switches it
-/// off, `Some(None)` back on.
-type Switch = Option<Option<String>>;
 
 impl Airlock {
     /// Probes every approved tool with a health check once.
@@ -31,7 +26,14 @@ impl Airlock {
             let Some(h) = item.health.as_mut() else {
                 continue;
             };
-            let switch = self.count(h, p.ok, p.latency_ms, p.error.as_deref());
+            let what = format!("health checks of {}", h.url);
+            let switch = h.count(
+                p.ok,
+                p.latency_ms,
+                p.error.as_deref(),
+                (self.options.fail_after, self.options.recover_after),
+                &what,
+            );
             let switched = match &switch {
                 Some(Some(why)) => Some(format!("switched off: {why}")),
                 Some(None) => Some(format!(
@@ -54,36 +56,5 @@ impl Airlock {
             });
         }
         Ok(out)
-    }
-
-    /// Counts one check into `h`; says whether it switches the tool.
-    fn count(&self, h: &mut Health, ok: bool, latency_ms: f64, error: Option<&str>) -> Switch {
-        h.checks += 1;
-        h.last_checked_at = Some(now());
-        h.last_latency_ms = Some((latency_ms * 10.0).round() / 10.0);
-        if ok {
-            h.consecutive_failures = 0;
-            h.consecutive_successes += 1;
-            h.last_error = None;
-            if !h.active && h.consecutive_successes >= self.options.recover_after {
-                h.active = true;
-                return Some(None);
-            }
-            return None;
-        }
-        h.failures += 1;
-        h.consecutive_successes = 0;
-        h.consecutive_failures += 1;
-        h.last_error = error.map(str::to_string);
-        if h.active && h.consecutive_failures >= self.options.fail_after {
-            h.active = false;
-            return Some(Some(format!(
-                "{} consecutive failed health checks of {} (last: {})",
-                h.consecutive_failures,
-                h.url,
-                error.unwrap_or("?")
-            )));
-        }
-        None
     }
 }

@@ -43,7 +43,7 @@ mod sources;
 pub use gaps::Gap;
 pub use model::{
     Approval, DiscoveryReport, Health, NewSource, PendingTool, ProbeReport, Review, ScanReport,
-    SourceKind, Status, ToolSource, parse_name, store_source,
+    SourceKind, Status, Switch, ToolSource, parse_name, store_source,
 };
 
 use crate::engine::Engine;

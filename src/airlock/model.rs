@@ -136,6 +136,52 @@ pub struct Health {
     pub last_checked_at: Option<u64>,
 }
 
+/// What one check does to a tool's health: `Some(Some(why))` switches it
+/// off, `Some(None)` back on.
+pub type Switch = Option<Option<String>>;
+
+impl Health {
+    /// Counts one check (a probe or a call) into the health; says whether
+    /// it switches the tool: off after `fail_after` failures in a row, on
+    /// again after `recover_after` successes. `what` names the checks in
+    /// the reason ("health checks of URL", "calls").
+    pub fn count(
+        &mut self,
+        ok: bool,
+        latency_ms: f64,
+        error: Option<&str>,
+        (fail_after, recover_after): (u32, u32),
+        what: &str,
+    ) -> Switch {
+        self.checks += 1;
+        self.last_checked_at = Some(crate::policy::limits::now());
+        self.last_latency_ms = Some((latency_ms * 10.0).round() / 10.0);
+        if ok {
+            self.consecutive_failures = 0;
+            self.consecutive_successes += 1;
+            self.last_error = None;
+            if !self.active && self.consecutive_successes >= recover_after {
+                self.active = true;
+                return Some(None);
+            }
+            return None;
+        }
+        self.failures += 1;
+        self.consecutive_successes = 0;
+        self.consecutive_failures += 1;
+        self.last_error = error.map(str::to_string);
+        if self.active && self.consecutive_failures >= fail_after {
+            self.active = false;
+            return Some(Some(format!(
+                "{} consecutive failed {what} (last: {})",
+                self.consecutive_failures,
+                error.unwrap_or("?")
+            )));
+        }
+        None
+    }
+}
+
 /// A discovered tool under review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PendingTool {
@@ -213,6 +259,10 @@ pub struct Approval {
     pub budget: Option<Budget>,
     #[serde(default)]
     pub access: Option<Grant>,
+    /// What one call through the gateway costs against a `cost` budget
+    /// (default 1).
+    #[serde(default)]
+    pub cost_per_call: Option<f64>,
     /// A URL probed on a schedule (2xx = healthy); default: the source's.
     #[serde(default)]
     pub health_url: Option<String>,

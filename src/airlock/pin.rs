@@ -1,5 +1,6 @@
 //! Pins: a sha256 over the canonical form of what a model reads of a tool
-//! (name, description, input schema), and the diff a reviewer sees when a
+//! (name, description, input schema) and where a call to it goes (its
+//! upstream: the host is pinned at approval), and the diff a reviewer sees when a
 //! rescan finds other content.
 //!
 //! Canonical form: JSON with object keys sorted at every depth and every
@@ -17,6 +18,10 @@ pub struct Pinned {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// Where calls go (absent in pins made before calls went through
+    /// toolgraph, and for tools nothing can call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<crate::model::Upstream>,
 }
 
 /// One field that differs between the pinned and the rescanned tool.
@@ -89,12 +94,28 @@ impl Pinned {
             Value::String(self.description.clone()),
         );
         m.insert("input_schema".into(), self.input_schema.clone());
+        if let Some(up) = &self.upstream {
+            m.insert(
+                "upstream".into(),
+                serde_json::to_value(up).unwrap_or(Value::Null),
+            );
+        }
         Value::Object(m)
     }
 
     /// sha256 of the canonical form of name, description and input schema.
     pub fn hash(&self) -> String {
         sha256(&canonical(&self.value(true)))
+    }
+
+    /// The hash of a pin made before upstreams were pinned: `self` without
+    /// its upstream (a rescan adopts the upstream of such a pin once).
+    pub fn hash_without_upstream(&self) -> String {
+        Pinned {
+            upstream: None,
+            ..self.clone()
+        }
+        .hash()
     }
 
     /// The same without the name: equal for a tool that only got renamed.
@@ -154,7 +175,34 @@ mod tests {
             name: "get_weather".into(),
             description: desc.into(),
             input_schema: schema,
+            upstream: None,
         }
+    }
+
+    #[test]
+    fn the_upstream_is_pinned_and_a_pin_from_before_it_still_matches() {
+        let old = pin("Weather now", json!({}));
+        let mut new = old.clone();
+        new.upstream = Some(crate::model::Upstream::Mcp {
+            url: "https://mcp.example.com/mcp".into(),
+            tool: "get_weather".into(),
+            auth: None,
+        });
+        assert_ne!(new.hash(), old.hash(), "the upstream is part of the pin");
+        assert_eq!(new.hash_without_upstream(), old.hash());
+        let mut moved = new.clone();
+        moved.upstream = Some(crate::model::Upstream::Mcp {
+            url: "https://evil.example.net/mcp".into(),
+            tool: "get_weather".into(),
+            auth: None,
+        });
+        assert_ne!(moved.hash(), new.hash(), "another host is another pin");
+        assert!(
+            moved
+                .diff(&new)
+                .iter()
+                .any(|c| c.field.starts_with("upstream"))
+        );
     }
 
     #[test]

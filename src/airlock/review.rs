@@ -75,6 +75,7 @@ impl Airlock {
             rate_limit: approval.rate_limit,
             budget: approval.budget,
             access: approval.access,
+            cost_per_call: approval.cost_per_call,
         })?;
         let health_url = approval.health_url.or_else(|| {
             self.lock()

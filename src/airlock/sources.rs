@@ -11,7 +11,7 @@ use super::screen::{self, Reason};
 use super::{Airlock, ITEMS, SOURCES, fetch};
 use crate::error::{Error, Field, Kind, Result};
 use crate::import::{self, Format};
-use crate::model::ToolDescriptor;
+use crate::model::{ToolDescriptor, Upstream};
 use crate::policy::limits::now;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -72,6 +72,7 @@ fn content_of(found: &Found) -> Pinned {
         name: d.name.clone(),
         description: d.description.clone(),
         input_schema: schema,
+        upstream: d.upstream.clone(),
     }
 }
 
@@ -189,7 +190,15 @@ impl Known<'_> {
             ));
             return;
         };
-        let same_as_pin = item.pinned_hash.as_deref() == Some(hash.as_str());
+        // A pin from before upstreams were pinned matches the same content
+        // without its upstream (and takes the upstream on from here).
+        let legacy = item
+            .pinned
+            .as_ref()
+            .is_some_and(|p| p.upstream.is_none())
+            .then(|| content.hash_without_upstream());
+        let same_as_pin = item.pinned_hash.as_deref() == Some(hash.as_str())
+            || (legacy.is_some() && item.pinned_hash == legacy);
         let gaps: Vec<Reason> = item
             .reasons
             .iter()
@@ -403,11 +412,32 @@ impl Airlock {
         match source.kind {
             SourceKind::Openapi => {
                 let text = fetch::text(&source.location, bounds, reach)?;
-                parse(&source.location, &text, Format::OpenApi)
+                let mut found = parse(&source.location, &text, Format::OpenApi)?;
+                // A spec with a relative (or no) server URL is served where
+                // it was read from.
+                for f in &mut found {
+                    if let Some(Upstream::Http { url, .. }) = &mut f.descriptor.upstream
+                        && !fetch::is_url(url)
+                        && let Some(base) = origin(&source.location)
+                    {
+                        *url = format!("{base}{url}");
+                    }
+                }
+                Ok(found)
             }
             SourceKind::Mcp => {
                 let listed = fetch::mcp_tools(&source.location, bounds, reach)?;
-                parse(&source.location, &listed.to_string(), Format::Mcp)
+                let mut found = parse(&source.location, &listed.to_string(), Format::Mcp)?;
+                // Calls go to the server the list came from, whatever a
+                // listed tool claims.
+                for f in &mut found {
+                    f.descriptor.upstream = Some(Upstream::Mcp {
+                        url: source.location.clone(),
+                        tool: f.descriptor.name.clone(),
+                        auth: None,
+                    });
+                }
+                Ok(found)
             }
             SourceKind::Directory => {
                 let mut out = Vec::new();
@@ -482,6 +512,13 @@ impl Airlock {
         self.save_source(&source)?;
         Ok(plan.report)
     }
+}
+
+/// `scheme://host[:port]` of a URL (none for a file path).
+fn origin(location: &str) -> Option<String> {
+    let (scheme, rest) = location.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    Some(format!("{scheme}://{host}"))
 }
 
 /// A source's location, checked for its kind and for what the airlock may

@@ -170,6 +170,9 @@ pub(crate) enum PendingAction {
         /// Agents allowed (repeat; none: every agent).
         #[arg(long = "agent")]
         agents: Vec<String>,
+        /// Cost of one call through the gateway against a cost budget (default 1).
+        #[arg(long)]
+        cost_per_call: Option<f64>,
         #[arg(long)]
         health_url: Option<String>,
     },
@@ -346,6 +349,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
             budget_period,
             orgs,
             agents,
+            cost_per_call,
             health_url,
         } => {
             let budget = match budget {
@@ -371,6 +375,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
                     rate_limit,
                     budget,
                     access,
+                    cost_per_call,
                     health_url,
                 },
                 &operator(),

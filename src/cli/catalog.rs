@@ -111,6 +111,8 @@ pub(crate) struct ServeArgs {
     allowed_hosts: Vec<String>,
     #[command(flatten)]
     airlock: super::airlock::AirlockArgs,
+    #[command(flatten)]
+    gateway: super::call::GatewayArgs,
     /// Run the airlock's schedules (scheduled scans, health probes, gap
     /// discovery) every this many seconds (0: only when asked over HTTP).
     #[arg(long, default_value_t = 10)]
@@ -219,6 +221,7 @@ fn serve(g: &Global, a: ServeArgs) -> Result<()> {
             .then(|| std::time::Duration::try_from_secs_f64(a.graph_poll.max(0.05)).ok())
             .flatten(),
         allowed_hosts: a.allowed_hosts,
+        gateway: a.gateway.options()?,
     };
     Ok(toolgraph::server::serve(engine, &a.addr, options)?)
 }

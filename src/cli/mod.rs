@@ -2,6 +2,7 @@
 //! (catalog, search, eval), rendering apart.
 
 mod airlock;
+mod call;
 mod catalog;
 mod eval;
 mod render;
@@ -86,6 +87,8 @@ enum Command {
     Scope(scope::Command),
     #[command(flatten)]
     Airlock(airlock::Command),
+    #[command(flatten)]
+    Call(call::Command),
 }
 
 impl Global {
@@ -174,6 +177,7 @@ pub fn main() -> ExitCode {
         Command::Eval(c) => eval::run(g, c),
         Command::Scope(c) => scope::run(g, c),
         Command::Airlock(c) => airlock::run(g, c),
+        Command::Call(c) => call::run(g, c),
     };
     match result {
         Ok(code) => code,

@@ -84,6 +84,14 @@ impl Engine {
                 "a rate limit is at least 1 call per minute",
             ));
         }
+        if let Some(c) = out.cost_per_call
+            && !(c.is_finite() && (0.0..=limits::MAX_COST).contains(&c))
+        {
+            return Err(Error::invalid_field(
+                Field::ApprovalCostPerCall,
+                format!("cost_per_call is a number from 0 to {:e}", limits::MAX_COST),
+            ));
+        }
         if let Some(b) = &out.budget
             && !(b.limit.is_finite() && b.limit > 0.0)
         {
@@ -173,30 +181,12 @@ impl Engine {
             agent: event.agent.clone().or_else(|| caller.agent.clone()),
             ..caller.clone()
         };
-        let org_name = caller
-            .org
-            .clone()
-            .or_else(|| {
-                let agent = caller.agent.as_deref()?;
-                let iri = snap.policy.agent_iri(agent)?;
-                snap.policy.data.agents.get(iri)?.org.clone()
-            })
-            .ok_or_else(|| {
-                Error::invalid_field(
-                    Field::UsageOrg,
-                    "usage is counted per organization: name one",
-                )
-            })?;
-        let org = snap
-            .policy
-            .org_iri(&org_name)
-            .ok_or_else(|| {
-                Error::invalid_field(
-                    Field::UsageOrg,
-                    format!("no organization named `{org_name}`"),
-                )
-            })?
-            .to_string();
+        let org = usage_org(&snap, &caller)?.ok_or_else(|| {
+            Error::invalid_field(
+                Field::UsageOrg,
+                "usage is counted per organization: name one",
+            )
+        })?;
         let now = limits::now();
         let visible = self.static_access(&snap, &caller)?;
         let idx = snap
@@ -205,32 +195,79 @@ impl Engine {
             .filter(|&i| visible.scope.contains(i))
             .ok_or_else(|| Error::not_found(crate::error::Kind::Tool, &event.tool))?;
         let name = snap.catalog.tools()[idx].name.clone();
-        let key = limits::key(&name);
         let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
+        let (policy, counter) = self.count(&mut l, &org, &name, event.cost, now)?;
+        let verdict = l.organization(&name, Some(&org), now);
+        Ok(report(name, &org, policy.as_ref(), &counter, verdict, now))
+    }
+
+    /// Counts one call of `name` by `org` (an IRI) under the limits' write
+    /// lock: the store first, then the live counter.
+    pub(super) fn count(
+        &self,
+        l: &mut Limits,
+        org: &str,
+        name: &str,
+        cost: Option<f64>,
+        now: u64,
+    ) -> Result<(Option<UsagePolicy>, Counter)> {
+        let key = limits::key(name);
         let policy = l.policies.get(&key).cloned();
         let mut counter = l
             .usage
-            .get(&(org.clone(), key.clone()))
+            .get(&(org.to_string(), key.clone()))
             .cloned()
             .unwrap_or_default();
-        counter.record(policy.as_ref(), event.cost, now);
+        counter.record(policy.as_ref(), cost, now);
         self.store
             .put_records(USAGE, &[(format!("{org}|{key}"), Some(to_json(&counter)?))])?;
-        l.usage.insert((org.clone(), key), counter.clone());
-        let verdict = l.organization(&name, Some(&org), now);
-        let budget = policy.as_ref().and_then(|p| p.budget.clone());
-        Ok(UsageReport {
-            tool: name,
-            org: crate::vocab::local_name(&org).to_string(),
-            calls_last_minute: counter.calls_last_minute(now),
-            rate_limit: policy.as_ref().and_then(|p| p.rate_limit),
-            spent: budget
-                .as_ref()
-                .map_or(counter.spent, |b| counter.spent_now(b, now)),
-            budget,
-            total_calls: counter.total_calls,
-            available: verdict.is_ok(),
-            reason: verdict.err(),
+        l.usage.insert((org.to_string(), key), counter.clone());
+        Ok((policy, counter))
+    }
+}
+
+/// The organization usage is counted for (an IRI): the caller's, else its
+/// agent's; `None` when it names neither. An unknown one is an error.
+pub(super) fn usage_org(snap: &super::Snapshot, caller: &Caller) -> Result<Option<String>> {
+    let Some(org_name) = caller.org.clone().or_else(|| {
+        let agent = caller.agent.as_deref()?;
+        let iri = snap.policy.agent_iri(agent)?;
+        snap.policy.data.agents.get(iri)?.org.clone()
+    }) else {
+        return Ok(None);
+    };
+    snap.policy
+        .org_iri(&org_name)
+        .map(|o| Some(o.to_string()))
+        .ok_or_else(|| {
+            Error::invalid_field(
+                Field::UsageOrg,
+                format!("no organization named `{org_name}`"),
+            )
         })
+}
+
+/// What a counted call leaves: the counter against the policy's limits.
+pub(super) fn report(
+    tool: String,
+    org: &str,
+    policy: Option<&UsagePolicy>,
+    counter: &Counter,
+    verdict: std::result::Result<(), String>,
+    now: u64,
+) -> UsageReport {
+    let budget = policy.and_then(|p| p.budget.clone());
+    UsageReport {
+        tool,
+        org: crate::vocab::local_name(org).to_string(),
+        calls_last_minute: counter.calls_last_minute(now),
+        rate_limit: policy.and_then(|p| p.rate_limit),
+        spent: budget
+            .as_ref()
+            .map_or(counter.spent, |b| counter.spent_now(b, now)),
+        budget,
+        total_calls: counter.total_calls,
+        available: verdict.is_ok(),
+        reason: verdict.err(),
     }
 }

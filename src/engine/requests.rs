@@ -397,7 +397,7 @@ pub struct UsageEvent {
 }
 
 /// Where a tool stands for an organization after a recorded call.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct UsageReport {
     pub tool: String,
     pub org: String,

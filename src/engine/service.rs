@@ -257,17 +257,13 @@ impl Engine {
                 self.sessions.update(&key, |s| s.domains = recency);
                 selection
             }
-            Strategy::Intents => {
-                let (selection, recent) = select::by_intents(
-                    catalog,
-                    snap.policy.data.intents.values(),
-                    &access.scope,
-                    &req.message,
-                    &session.recent_tools,
-                );
-                self.sessions.update(&key, |s| s.recent_tools = recent);
-                selection
-            }
+            Strategy::Intents => select::by_intents(
+                catalog,
+                snap.policy.data.intents.values(),
+                &access.scope,
+                &req.message,
+                &session.recent_tools,
+            ),
         };
         Ok(selection)
     }

@@ -12,6 +12,8 @@
 //!   parts); `meta.tags`, `meta.integrations` are taken as they are;
 //!   `meta.name_for_human` -> `title`; `meta.description_for_model` (OpenAI
 //!   plugin manifests) -> `model_description`.
+//! - `upstream` (optional): where a call goes, `{"kind": "mcp", "url",
+//!   "tool"}` or `{"kind": "http", "method", "url", "params", "auth"}`.
 //! - Blank lines are skipped.
 
 use super::{
@@ -105,12 +107,15 @@ fn descriptor(file: &str, line: u64, value: &Value) -> Result<ToolDescriptor> {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| format!("{file}:{line}"));
 
+    let upstream =
+        super::upstream(obj.get("upstream"), "upstream").map_err(|m| bad("/upstream", m))?;
     let mut d = ToolDescriptor {
         id,
         name: name.clone(),
         description,
         params,
         source,
+        upstream,
         ..ToolDescriptor::default()
     };
     match obj.get("meta") {

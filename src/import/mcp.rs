@@ -158,6 +158,9 @@ fn tool_descriptor(file: &str, pointer: &str, tool: &Value) -> Result<ToolDescri
         depends_on: ext.depends_on,
         integrations: ext.integrations,
         source: format!("{file}#{pointer}"),
+        // Declared, or named by the airlock after the server it read the
+        // list from.
+        upstream: ext.upstream,
     })
 }
 

@@ -20,6 +20,7 @@ mod jsonl;
 mod mcp;
 mod openapi;
 mod schema;
+mod security;
 mod syntax;
 
 pub use files::{Input, bundled, collect_files, parse_input, read_files};
@@ -27,7 +28,7 @@ use schema::{NoRefs, Resolver, schema_params, schema_type};
 use syntax::{parse_json, parse_yaml};
 
 use crate::error::{Error, Location, Result};
-use crate::model::{Dependency, ToolDescriptor};
+use crate::model::{Dependency, ToolDescriptor, Upstream};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
@@ -403,6 +404,35 @@ struct Extension {
     depends_on: Vec<Dependency>,
     integrations: Vec<String>,
     tags: Vec<String>,
+    upstream: Option<Upstream>,
+}
+
+/// A declared upstream (`{"kind": "mcp", "url", "tool"}` or `{"kind":
+/// "http", "method", "url", "params"?, "auth"?}`), its URL an http(s) one.
+pub(crate) fn upstream(v: Option<&Value>, what: &str) -> Result<Option<Upstream>, String> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let up: Upstream = serde_json::from_value(v.clone()).map_err(|e| format!("`{what}`: {e}"))?;
+    let url = up.url();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "`{what}.url` must be an http(s) URL, not `{}`",
+            clean_name(url)
+        ));
+    }
+    if let Upstream::Http { method, .. } = &up
+        && !matches!(
+            method.as_str(),
+            "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD"
+        )
+    {
+        return Err(format!(
+            "`{what}.method` must be GET, POST, PUT, PATCH, DELETE or HEAD, not `{}`",
+            clean_name(method)
+        ));
+    }
+    Ok(Some(up))
 }
 
 fn extension(v: Option<&Value>) -> Result<Extension, String> {
@@ -414,6 +444,7 @@ fn extension(v: Option<&Value>) -> Result<Extension, String> {
                 depends_on: dependency_list(depends, "x-toolgraph.dependsOn")?,
                 integrations: str_list(m.get("integrations"), "x-toolgraph.integrations")?,
                 tags: str_list(m.get("tags"), "x-toolgraph.tags")?,
+                upstream: upstream(m.get("upstream"), "x-toolgraph.upstream")?,
             })
         }
         Some(other) => Err(format!(

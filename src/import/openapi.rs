@@ -6,7 +6,7 @@ use super::{
     str_list,
 };
 use crate::error::{Error, Result};
-use crate::model::{Param, ToolDescriptor};
+use crate::model::{Param, ParamIn, ToolDescriptor, Upstream};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -55,6 +55,12 @@ pub(super) fn parse(file: &str, content: &str) -> Result<Vec<ToolDescriptor>> {
         }
     };
 
+    let server = top
+        .get("servers")
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("url"))
+        .and_then(Value::as_str)
+        .map(|u| u.trim_end_matches('/').to_string());
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for (path, item) in paths {
@@ -81,6 +87,8 @@ pub(super) fn parse(file: &str, content: &str) -> Result<Vec<ToolDescriptor>> {
                 pointer: &ptr,
                 refs: &refs,
                 api_title: api_title.as_deref(),
+                server: server.as_deref(),
+                top,
             };
             let d = op.descriptor(item, op_object(file, &ptr, path, method, raw_op)?)?;
             check_unique(&mut seen, &d.id, || at_pointer(file, &ptr))?;
@@ -171,6 +179,10 @@ struct Operation<'a> {
     pointer: &'a str,
     refs: &'a Refs<'a>,
     api_title: Option<&'a str>,
+    /// The first of `servers` (relative or absent: the airlock joins it to
+    /// the source's location).
+    server: Option<&'a str>,
+    top: &'a Map<String, Value>,
 }
 
 impl Operation<'_> {
@@ -198,12 +210,36 @@ impl Operation<'_> {
         let ext = extension(op.get("x-toolgraph")).map_err(bad)?;
         push_unique(&mut tags, ext.tags);
 
-        let mut params = self.parameters(item, op, &name)?;
+        let placed = self.parameters(item, op, &name)?;
+        let mut places = std::collections::BTreeMap::new();
+        let mut params = Vec::new();
+        for (place, p) in placed {
+            let at = match place.as_str() {
+                "path" => ParamIn::Path,
+                "header" => ParamIn::Header,
+                _ => ParamIn::Query,
+            };
+            places.insert(p.name.clone(), at);
+            params.push(p);
+        }
         for p in self.body_params(op, &name)? {
             if !params.iter().any(|q| q.name == p.name) {
+                places.insert(p.name.clone(), ParamIn::Body);
                 params.push(p);
             }
         }
+        let upstream = ext.upstream.clone().unwrap_or_else(|| Upstream::Http {
+            method: self.method.to_ascii_uppercase(),
+            url: format!("{}{}", self.server.unwrap_or(""), self.path),
+            params: places,
+            auth: super::security::operation_auth(
+                self.top,
+                op,
+                self.refs,
+                self.api_title,
+                ext.integrations.first().map(String::as_str),
+            ),
+        });
 
         let read_only = match self.method {
             "get" | "head" => Some(true),
@@ -224,6 +260,7 @@ impl Operation<'_> {
             depends_on: ext.depends_on,
             integrations: ext.integrations,
             source: format!("{}#{}", self.file, self.pointer),
+            upstream: Some(upstream),
         })
     }
 
@@ -234,7 +271,7 @@ impl Operation<'_> {
         item: &Map<String, Value>,
         op: &Map<String, Value>,
         tool: &str,
-    ) -> Result<Vec<Param>> {
+    ) -> Result<Vec<(String, Param)>> {
         let mut merged: Vec<(String, Param)> = Vec::new();
         let path_ptr = self
             .pointer
@@ -262,14 +299,16 @@ impl Operation<'_> {
                 let Some((place, param)) = self.parameter(raw).map_err(bad)? else {
                     continue;
                 };
-                let key = format!("{place}:{}", param.name);
-                match merged.iter_mut().find(|(k, _)| *k == key) {
+                match merged
+                    .iter_mut()
+                    .find(|(k, p)| *k == place && p.name == param.name)
+                {
                     Some(slot) => slot.1 = param,
-                    None => merged.push((key, param)),
+                    None => merged.push((place, param)),
                 }
             }
         }
-        Ok(merged.into_iter().map(|(_, p)| p).collect())
+        Ok(merged)
     }
 
     /// One parameter object; `None` for cookie parameters.

@@ -56,11 +56,24 @@ pub struct UsagePolicy {
     /// The organizations and agents allowed (empty lists: everyone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access: Option<Grant>,
+    /// What one call through the gateway costs against a `cost` budget
+    /// (1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_call: Option<f64>,
 }
 
 impl UsagePolicy {
     pub fn is_empty(&self) -> bool {
-        self.rate_limit.is_none() && self.budget.is_none() && self.access.is_none()
+        self.rate_limit.is_none()
+            && self.budget.is_none()
+            && self.access.is_none()
+            && self.cost_per_call.is_none()
+    }
+
+    /// Whether calls are counted per organization (a rate limit or a
+    /// budget).
+    pub fn counts(&self) -> bool {
+        self.rate_limit.is_some() || self.budget.is_some()
     }
 }
 

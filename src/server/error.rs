@@ -5,7 +5,7 @@
 //! naming the field and its code. 5xx details are logged with the request
 //! id, never sent.
 
-use crate::error::{Error, Field, Kind};
+use crate::error::{CallFailure, Error, Field, Kind};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -40,6 +40,8 @@ macro_rules! make_error_codes {
             Field(Field),
             /// Nothing of this kind, for this caller (`tool_not_found`).
             NotFound(Kind),
+            /// A call through the gateway refused or failed (`no_upstream`).
+            Call(CallFailure),
         }
 
         impl Code {
@@ -51,6 +53,7 @@ macro_rules! make_error_codes {
                     $(Code::$name => $code,)*
                     Code::Field(f) => f.code(),
                     Code::NotFound(k) => k.code(),
+                    Code::Call(c) => c.code(),
                 }
             }
 
@@ -59,6 +62,7 @@ macro_rules! make_error_codes {
                     $(Code::$name => StatusCode::$status,)*
                     Code::Field(_) => StatusCode::BAD_REQUEST,
                     Code::NotFound(_) => StatusCode::NOT_FOUND,
+                    Code::Call(c) => call_status(c),
                 }
             }
 
@@ -66,6 +70,8 @@ macro_rules! make_error_codes {
                 match self {
                     $(Code::$name => ErrorType::$kind,)*
                     Code::Field(_) | Code::NotFound(_) => ErrorType::InvalidRequest,
+                    Code::Call(CallFailure::NoUpstream) => ErrorType::InvalidRequest,
+                    Code::Call(_) => ErrorType::System,
                 }
             }
         }
@@ -117,6 +123,19 @@ make_error_codes! {
     Internal => "internal", INTERNAL_SERVER_ERROR, Internal;
 }
 
+/// The status of a refused or failed call: the tool cannot be called
+/// (422), a limit (429, retry later), the upstream failed (502), did not
+/// answer in time (504), or the tool or its credentials are not there (503).
+fn call_status(c: CallFailure) -> StatusCode {
+    match c {
+        CallFailure::NoUpstream => StatusCode::UNPROCESSABLE_ENTITY,
+        CallFailure::Limited => StatusCode::TOO_MANY_REQUESTS,
+        CallFailure::SwitchedOff | CallFailure::Credentials => StatusCode::SERVICE_UNAVAILABLE,
+        CallFailure::Upstream | CallFailure::Output => StatusCode::BAD_GATEWAY,
+        CallFailure::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
+    }
+}
+
 impl Code {
     /// The code of a library error.
     pub fn of(e: &Error) -> Code {
@@ -131,6 +150,7 @@ impl Code {
             Error::Conflict(_) => Code::Conflict,
             Error::Unavailable { .. } => Code::Unavailable,
             Error::Timeout(_) => Code::Timeout,
+            Error::Call { failure, .. } => Code::Call(*failure),
             Error::Io { .. } | Error::Store { .. } | Error::Sparql { .. } | Error::Model { .. } => {
                 Code::Internal
             }

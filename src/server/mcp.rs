@@ -27,7 +27,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_router};
 use serde::Deserialize;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -71,11 +71,75 @@ pub struct SelectTools {
     pub message: String,
 }
 
-/// toolgraph as an MCP server.
+/// `call_tool` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallTool {
+    /// The tool's name, as `find_tools` gave it.
+    pub name: String,
+    /// Its arguments (the `input_schema` find_tools gave says which).
+    #[serde(default)]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// toolgraph as an MCP server (one per MCP session).
 #[derive(Debug, Clone)]
 pub struct ToolgraphMcp {
     state: Shared,
     tool_router: ToolRouter<Self>,
+    /// Tools `find_tools` found in this session: listed by `tools/list` and
+    /// callable by name (progressive disclosure).
+    found: Arc<Mutex<Vec<rmcp::model::Tool>>>,
+}
+
+/// A `tools/list` request's `query` (the draft list-filtering proposal),
+/// read by the guard.
+#[derive(Debug, Clone)]
+struct ListQuery(String);
+
+/// Tools a session's list holds besides toolgraph's own.
+const MAX_FOUND: usize = 100;
+
+/// A found tool as an MCP client lists it.
+fn listed(m: &crate::engine::Match) -> rmcp::model::Tool {
+    let schema = match &m.input_schema {
+        Some(serde_json::Value::Object(o)) => o.clone(),
+        _ => serde_json::Map::from_iter([("type".to_string(), serde_json::json!("object"))]),
+    };
+    rmcp::model::Tool::new(m.tool.clone(), m.description.clone(), Arc::new(schema))
+}
+
+/// A gateway answer as an MCP tool result: an MCP upstream's own result as
+/// it is; an HTTP answer as structured content; a held call says so.
+fn call_result(answer: crate::gateway::CallAnswer) -> CallToolResult {
+    use crate::gateway::CallStatus;
+    if let CallStatus::PendingApproval = answer.status {
+        let v = serde_json::to_value(&answer).unwrap_or_default();
+        let mut r = CallToolResult::structured(v);
+        r.content = vec![rmcp::model::ContentBlock::text(format!(
+            "`{}` requires approval: the call is held as approval request {} and runs once an operator approves it",
+            answer.tool,
+            answer.approval.as_deref().unwrap_or("?")
+        ))];
+        return r;
+    }
+    let failed = matches!(answer.status, CallStatus::Error);
+    let result = answer.result.unwrap_or_default();
+    if result
+        .get("content")
+        .is_some_and(serde_json::Value::is_array)
+        && let Ok(mut r) = serde_json::from_value::<CallToolResult>(result.clone())
+    {
+        r.is_error = Some(failed || r.is_error == Some(true));
+        return r;
+    }
+    if failed {
+        let mut r = CallToolResult::structured_error(result);
+        r.is_error = Some(true);
+        r
+    } else {
+        CallToolResult::structured(result)
+    }
 }
 
 fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ErrorData> {
@@ -114,6 +178,7 @@ impl ToolgraphMcp {
         Self {
             state,
             tool_router: Self::tool_router(),
+            found: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -142,12 +207,13 @@ impl ToolgraphMcp {
         rmcp::handler::server::tool::Extension(parts): rmcp::handler::server::tool::Extension<
             axum::http::request::Parts,
         >,
+        peer: rmcp::Peer<rmcp::RoleServer>,
         Parameters(args): Parameters<FindTools>,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = caller_of(&parts)?;
         let engine = self.state.engine.clone();
-        answer(
-            self.limited(move || {
+        let found = self
+            .limited(move || {
                 engine.search(&SearchRequest {
                     text: args.query,
                     limit: args.limit.unwrap_or(0),
@@ -158,8 +224,34 @@ impl ToolgraphMcp {
                     ..SearchRequest::default()
                 })
             })
-            .await,
-        )
+            .await;
+        if let Ok(Ok(response)) = &found
+            && self.disclose(&response.matches)
+            && let Err(e) = peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(error = %e, "notifying an MCP client of its new tools");
+        }
+        answer(found)
+    }
+
+    /// Call a tool find_tools returned, by name, with its arguments: the
+    /// caller's policy, the tool's input schema, rate limits, budgets and
+    /// approval are enforced; the tool's own answer comes back.
+    #[tool(annotations(
+        title = "Call a tool",
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = false,
+        open_world_hint = true
+    ))]
+    async fn call_tool(
+        &self,
+        rmcp::handler::server::tool::Extension(parts): rmcp::handler::server::tool::Extension<
+            axum::http::request::Parts,
+        >,
+        Parameters(args): Parameters<CallTool>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.proxy(&parts, args.name, args.arguments).await
     }
 
     /// For a planner verb: substitute the one catalog tool that does it
@@ -225,15 +317,141 @@ impl ToolgraphMcp {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
+impl ToolgraphMcp {
+    /// Adds found tools to the session's list; says whether any was new.
+    fn disclose(&self, matches: &[crate::engine::Match]) -> bool {
+        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut added = false;
+        for m in matches {
+            if self.tool_router.has_route(&m.tool) || found.iter().any(|t| t.name == m.tool) {
+                continue;
+            }
+            if found.len() >= MAX_FOUND {
+                found.remove(0);
+            }
+            found.push(listed(m));
+            added = true;
+        }
+        added
+    }
+
+    /// A call through the gateway for the session's caller.
+    async fn proxy(
+        &self,
+        parts: &axum::http::request::Parts,
+        tool: String,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = caller_of(parts)?;
+        let gateway = self.state.gateway.clone();
+        let req = crate::gateway::CallRequest {
+            tool,
+            arguments: arguments.map_or(serde_json::Value::Null, serde_json::Value::Object),
+            caller,
+        };
+        match self.limited(move || gateway.call(&req)).await {
+            Ok(Ok(answer)) => Ok(call_result(answer)),
+            // A refused or failed call is the tool's answer, so that the
+            // model reads why (a protocol error reaches no model): the
+            // error's code, message and field, as `/v1/call` gives them.
+            Ok(Err(e)) => {
+                let api = super::error::ApiError::from(e);
+                let body = serde_json::json!({"error": {
+                    "code": api.code.name(), "message": api.message, "field": api.field,
+                }});
+                let mut r = CallToolResult::structured_error(body);
+                r.content = vec![rmcp::model::ContentBlock::text(format!(
+                    "{}: {}",
+                    api.code.name(),
+                    api.message
+                ))];
+                Ok(r)
+            }
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
 impl ServerHandler for ToolgraphMcp {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        if self.tool_router.has_route(&request.name) {
+            let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+            return self.tool_router.call(tcc).await;
+        }
+        // Any other name: a tool the caller may call (found or not), proxied.
+        let parts = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .ok_or_else(|| ErrorData::internal_error("the request has no HTTP parts", None))?;
+        self.proxy(parts, request.name.to_string(), request.arguments)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let mut tools = self.tool_router.list_all();
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let query = parts.and_then(|p| p.extensions.get::<ListQuery>()).cloned();
+        match (query, parts) {
+            // The draft list-filtering proposal: the best tools for `query`.
+            (Some(ListQuery(q)), Some(parts)) => {
+                let caller = caller_of(parts)?;
+                let engine = self.state.engine.clone();
+                let found = self
+                    .limited(move || {
+                        engine.search(&SearchRequest {
+                            text: q,
+                            caller,
+                            explain: false,
+                            with_parameters: true,
+                            ..SearchRequest::default()
+                        })
+                    })
+                    .await;
+                if let Ok(Ok(r)) = found {
+                    tools.extend(r.matches.iter().map(listed));
+                }
+            }
+            _ => tools.extend(
+                self.found
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .cloned(),
+            ),
+        }
+        Ok(rmcp::model::ListToolsResult {
+            tools,
+            ..Default::default()
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("toolgraph", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Call find_tools with what you want to do; it returns the tools you may use, \
-                 best first, with their input schemas and a calibrated confidence.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolgraph", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Call find_tools with what you want to do; it returns the tools you may use, \
+                 best first, with their input schemas and a calibrated confidence. Then call one \
+                 with call_tool {name, arguments}, or by its own name: the tools find_tools found \
+                 are added to this session's tools/list.",
+        )
     }
 }
 
@@ -383,6 +601,16 @@ async fn json_body(req: Request, limit: usize) -> Result<Request, Response> {
             HeaderValue::from_static("application/json"),
         );
         return Err(resp);
+    }
+    let mut parts = parts;
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && v.get("method").and_then(serde_json::Value::as_str) == Some("tools/list")
+        && let Some(q) = v
+            .pointer("/params/query")
+            .and_then(serde_json::Value::as_str)
+        && !q.trim().is_empty()
+    {
+        parts.extensions.insert(ListQuery(q.to_string()));
     }
     Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }

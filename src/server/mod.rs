@@ -27,6 +27,7 @@ pub use error::{ApiError, Code, ErrorBody, ErrorDetail, ErrorType};
 use crate::airlock::{Airlock, AirlockOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::gateway::{Gateway, GatewayOptions};
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::HeaderValue;
@@ -103,6 +104,8 @@ pub struct ServeOptions {
     /// Host names an open server (no keys) answers besides this machine's
     /// own (`localhost`, `127.0.0.1`, `[::1]`).
     pub allowed_hosts: Vec<String>,
+    /// How calls through toolgraph go (its reach is the airlock's).
+    pub gateway: GatewayOptions,
 }
 
 /// What every handler shares.
@@ -110,6 +113,7 @@ pub struct ServeOptions {
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
     pub airlock: Arc<Airlock>,
+    pub gateway: Arc<Gateway>,
     pub metrics: metrics::Metrics,
     pub keys: Keys,
     pub limits: Limits,
@@ -321,10 +325,20 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
 /// its schedules on the current tokio runtime.
 pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
     let airlock = Arc::new(Airlock::open(engine.clone(), options.airlock.clone())?);
+    let gateway = Arc::new(Gateway::open(
+        engine.clone(),
+        GatewayOptions {
+            reach: options.airlock.reach.clone(),
+            fail_after: options.airlock.fail_after,
+            recover_after: options.airlock.recover_after,
+            ..options.gateway.clone()
+        },
+    )?);
     if let Some(tick) = options.schedule_tick {
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::unavailable_msg("the airlock's schedules need a tokio runtime"))?;
         handle.spawn(schedules(airlock.clone(), tick));
+        handle.spawn(recoveries(gateway.clone(), tick));
     }
     if let Some(every) = options.graph_poll {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
@@ -336,6 +350,7 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
         metrics: metrics::Metrics::new(engine.clone()),
         engine,
         airlock,
+        gateway,
         keys: options.keys,
         permits: Semaphore::new(options.limits.max_in_flight.max(1)),
         limits: options.limits,
@@ -371,6 +386,23 @@ pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
             RequestIds,
         ))
         .layer(axum::middleware::from_fn(plain_request_id)))
+}
+
+/// Probes the upstreams of tools failed calls switched off, every `tick`.
+async fn recoveries(gateway: Arc<Gateway>, tick: Duration) {
+    let mut interval = tokio::time::interval(tick);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let g = gateway.clone();
+        match tokio::task::spawn_blocking(move || g.recover()).await {
+            Ok(Ok(back)) if !back.is_empty() => {
+                tracing::info!(?back, "switched back on after probes")
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "probing switched-off upstreams"),
+            _ => {}
+        }
+    }
 }
 
 /// Catches up with the writes of other replicas: when the shared store

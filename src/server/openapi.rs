@@ -43,6 +43,13 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::v1::airlock::probe,
         super::v1::airlock::gaps,
         super::v1::airlock::discover,
+        super::v1::calls::call,
+        super::v1::calls::calls,
+        super::v1::calls::usage,
+        super::v1::calls::approvals,
+        super::v1::calls::approval,
+        super::v1::calls::approve,
+        super::v1::calls::reject,
         super::health::healthz,
         super::health::readyz,
         super::health::scrape,
@@ -53,6 +60,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         (name = "ranking", description = "search, resolve, select (reader keys)"),
         (name = "catalog", description = "the tools a caller may see (reader keys)"),
         (name = "admin", description = "registration, reload, policy, SPARQL (admin keys)"),
+        (name = "calls", description = "calling tools through toolgraph: the call, held calls, the audit log, usage"),
         (name = "ops", description = "health, readiness, metrics (no key)")
     )
 )]

@@ -33,6 +33,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
+            // Build output (the fuzz crate's own `target/`) is not ours.
+            if path.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);

@@ -547,6 +547,7 @@ fn an_operator_searches_inspects_and_approves_in_headless_chromium() {
     console_clarify(&b, &live, &shots);
     console_airlock(&b, &live, &shots, &spec_url);
     console_found_and_catalog(&b, &live, &shots);
+    console_usage(&b, &live, &shots);
     console_delete(&b, &live, &spec_url);
     console_stays_on_its_origin(&b, &origin);
 }
@@ -691,6 +692,35 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
     let rejected = get(live.addr, "/v1/pending?status=rejected", Some(ADMIN)).json();
     assert_eq!(rejected[0]["name"], "addNumbers", "{rejected}");
     assert_eq!(rejected[0]["review"]["reason"], "asks for the SSH key");
+}
+
+/// Step 6, the usage view: a call through the gateway (the approved tool's
+/// upstream answers 404: a call that failed) shows in the per-tool table
+/// with acme's counter against the rate limit, and in the latest calls.
+fn console_usage(b: &Browser, live: &Live, shots: &std::path::Path) {
+    let r = post_json(
+        live.addr,
+        "/v1/call",
+        Some(ADMIN),
+        &json!({"tool": "getTideTimes", "arguments": {"harbour": "Brest"}, "caller": {"org": "acme"}}).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["upstream_status"], 404, "{}", r.body);
+    let nav = b.wait("nav a[data-view=usage]");
+    b.keys(&nav, ENTER);
+    let row = b.wait_text("#usage-table tr[data-tool=getTideTimes]", "getTideTimes");
+    assert!(
+        row.contains("acme: 1 calls") && row.contains("1/30 this minute"),
+        "{row}"
+    );
+    let calls = b.wait_text("#calls-table", "getTideTimes");
+    assert!(calls.contains("error") && calls.contains("404"), "{calls}");
+    assert_eq!(
+        b.exec(UNLABELLED, json!([])),
+        json!([]),
+        "unlabelled controls on the usage view"
+    );
+    b.screenshot(&shots.join("6-usage.png"));
 }
 
 /// Steps 4 and 5: found by search, in the page; the catalog as one

@@ -12,6 +12,7 @@ mod embed;
 mod eval;
 mod extract;
 mod fuzz_smoke;
+mod gateway;
 mod http;
 mod import;
 mod mcp;

@@ -137,7 +137,15 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
         "never widens"
     );
     assert!(s.reasoning.iter().any(|r| r.contains("billing")), "{s:#?}");
-    // The next turn keeps the billing tools as recent tools.
+    // The planner called refund_payment in this conversation: the next
+    // turn keeps it as a recent tool (what was used, not what was offered).
+    e.called(
+        &toolgraph::Caller {
+            session: Some("broker".into()),
+            ..acme.clone()
+        },
+        "refund_payment",
+    );
     let next = e
         .select(&SelectRequest {
             session: "broker".into(),

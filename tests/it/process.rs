@@ -31,6 +31,15 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_logged(args, env, None)
+    }
+
+    /// [`Server::start`] with its log (stderr) appended to `log`.
+    pub(crate) fn start_logged(
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: Option<std::path::PathBuf>,
+    ) -> Self {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut c = bin();
@@ -41,11 +50,17 @@ impl Server {
         for (k, v) in env {
             c.env(k, v);
         }
-        let child = c
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let stderr = match log {
+            Some(path) => Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .unwrap(),
+            ),
+            None => Stdio::null(),
+        };
+        let child = c.stdout(Stdio::null()).stderr(stderr).spawn().unwrap();
         let mut s = Server { child, addr };
         s.wait_ready();
         s

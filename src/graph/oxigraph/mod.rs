@@ -105,6 +105,10 @@ pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
 #[derive(Clone)]
 pub struct OxigraphStore {
     store: Store,
+    /// Record writes since the memtable was last flushed (see
+    /// `records::write_records`).
+    unflushed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    flushing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for OxigraphStore {
@@ -166,11 +170,17 @@ fn extracted_graph(name: &str) -> String {
 }
 
 impl OxigraphStore {
+    fn over(store: Store) -> Self {
+        Self {
+            store,
+            unflushed: std::sync::Arc::default(),
+            flushing: std::sync::Arc::default(),
+        }
+    }
+
     /// An in-memory store (tests, the eval harness).
     pub fn memory() -> Result<Self> {
-        Ok(Self {
-            store: Store::new().map_err(store_err)?,
-        })
+        Ok(Self::over(Store::new().map_err(store_err)?))
     }
 
     /// A RocksDB store in `dir` (created if absent).
@@ -179,7 +189,7 @@ impl OxigraphStore {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let store = Store::open(dir)
             .map_err(|e| Error::store(format!("cannot open the store at {}", dir.display()), e))?;
-        Ok(Self { store })
+        Ok(Self::over(store))
     }
 
     /// Without the `rocksdb` feature there is no on-disk store.
@@ -206,7 +216,7 @@ impl OxigraphStore {
     pub(crate) fn from_quads(quads: impl IntoIterator<Item = Quad>) -> Result<Self> {
         let store = Store::new().map_err(store_err)?;
         store.extend(quads).map_err(store_err)?;
-        Ok(Self { store })
+        Ok(Self::over(store))
     }
 
     /// Removes every quad of one graph in one transaction.

@@ -95,6 +95,11 @@ impl Graphs {
             curated,
         );
         q.text(tool, &nn(tg::SOURCE)?, &d.source, curated);
+        if let Some(up) = &d.upstream {
+            let json = serde_json::to_string(up)
+                .map_err(|e| crate::error::Error::store("cannot write an upstream", e))?;
+            q.push(tool.clone(), &nn(tg::UPSTREAM)?, text(&json), curated);
+        }
         let ro_graph = if d.read_only.is_some() {
             curated
         } else {

@@ -66,6 +66,11 @@ impl OxigraphStore {
             let text = |k: &str| row.get(k).cloned().unwrap_or_default();
             let read_only = parse_bool(row.get("readOnly")).unwrap_or(false);
             let universal = parse_bool(row.get("universal")).unwrap_or(false);
+            // An upstream that does not parse is no upstream (the call
+            // answers `no_upstream`; the store was written by this code).
+            let upstream: Option<crate::model::Upstream> = row
+                .get("upstream")
+                .and_then(|j| serde_json::from_str(j).ok());
             match tools.get_mut(iri) {
                 // Several sources describe it: the smallest name, the fullest
                 // texts, and read-only or universal only when all agree.
@@ -83,6 +88,16 @@ impl OxigraphStore {
                     }
                     t.read_only &= read_only;
                     t.universal &= universal;
+                    // Two sources naming an upstream: the first in a fixed order.
+                    let key = |u: &Option<crate::model::Upstream>| {
+                        u.as_ref()
+                            .map(|u| serde_json::to_string(u).unwrap_or_default())
+                    };
+                    if upstream.is_some()
+                        && (t.upstream.is_none() || key(&upstream) < key(&t.upstream))
+                    {
+                        t.upstream = upstream;
+                    }
                 }
                 None => {
                     tools.insert(
@@ -95,6 +110,7 @@ impl OxigraphStore {
                             model_description: text("modelDescription"),
                             read_only,
                             universal,
+                            upstream,
                             ..Tool::default()
                         },
                     );

@@ -30,6 +30,10 @@ fn record_iri(kind: &str, id: &str) -> String {
     )
 }
 
+/// Record writes between two memtable flushes.
+#[cfg(feature = "rocksdb")]
+const FLUSH_EVERY: u64 = 256;
+
 impl OxigraphStore {
     pub(super) fn read_records(&self, kind: &str) -> Result<Vec<(String, String)>> {
         let query = bind_values(Q_RECORDS, "kind", &[record_kind_iri(kind)])?;
@@ -72,10 +76,43 @@ impl OxigraphStore {
                 transaction.insert(&quad(&value_p, Literal::new_simple_literal(value).into()));
             }
         }
+        // Committed through RocksDB's write-ahead log, which is written
+        // before the commit returns: a kill -9 loses no acknowledged record
+        // (tests: kill -9 among registrations, calls and the soak).
         transaction.commit().map_err(store_err)?;
-        #[cfg(feature = "rocksdb")]
-        self.store.flush().map_err(store_err)?;
+        self.flush_now_and_then();
         Ok(())
+    }
+
+    /// Flushes the memtable in the background every [`FLUSH_EVERY`] record
+    /// writes. Not after each one: a flush cost ~15 ms, an SST file per call
+    /// through the gateway (p50 18.6 ms over a 0.07 ms upstream). Not never:
+    /// a record rewritten in place (a usage counter on every call) leaves
+    /// its old quads as tombstones in the memtable, and reading it back
+    /// walks them all (throughput at 32 callers fell from 1,360 to 580
+    /// calls/s within 15 s, 49 % of the time in `MemTableIterator::Next`).
+    fn flush_now_and_then(&self) {
+        use std::sync::atomic::Ordering;
+        #[cfg(feature = "rocksdb")]
+        if self.unflushed.fetch_add(1, Ordering::Relaxed) + 1 >= FLUSH_EVERY
+            && !self.flushing.swap(true, Ordering::AcqRel)
+        {
+            self.unflushed.store(0, Ordering::Relaxed);
+            let (store, flushing) = (self.store.clone(), self.flushing.clone());
+            let spawned = std::thread::Builder::new()
+                .name("toolgraph-flush".into())
+                .spawn(move || {
+                    if let Err(e) = store.flush() {
+                        tracing::warn!(error = %e, "flushing the store's memtable");
+                    }
+                    flushing.store(false, Ordering::Release);
+                });
+            if spawned.is_err() {
+                self.flushing.store(false, Ordering::Release);
+            }
+        }
+        #[cfg(not(feature = "rocksdb"))]
+        let _ = (&self.unflushed, &self.flushing, Ordering::Relaxed);
     }
 
     /// Every record as `(kind, id, JSON text)` (what moves to a graph

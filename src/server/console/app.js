@@ -770,6 +770,7 @@ function approveForm(it, feedback, queue, slot) {
     field('ap-period', 'per', select('period', [['minute', 'minute'], ['hour', 'hour'], ['day', 'day'], ['week', 'week'], ['month', 'month']], 'day')),
     field('ap-orgs', 'Organizations allowed', textInput('orgs', '', { placeholder: 'comma-separated; empty: all' })),
     field('ap-agents', 'Agents allowed', textInput('agents', '', { placeholder: 'comma-separated; empty: all' })),
+    field('ap-cost', 'Cost per call', h('input', { name: 'cost', type: 'number', min: 0, step: 'any', placeholder: '1 (cost budgets)' })),
     field('ap-health', 'Health URL', textInput('health', '', { placeholder: 'default: the source\'s' })),
     h('div', { class: 'actions wide' }, h('button', { type: 'submit', id: 'approve-button', text: `Approve ${it.name}` })));
   form.addEventListener('submit', async (ev) => {
@@ -781,6 +782,7 @@ function approveForm(it, feedback, queue, slot) {
     const orgs = splitList(el.orgs.value);
     const agents = splitList(el.agents.value);
     if (orgs.length || agents.length) body.access = { orgs, agents };
+    if (el.cost.value) body.cost_per_call = Number(el.cost.value);
     if (el.health.value.trim()) body.health_url = el.health.value.trim();
     try {
       const done = await api('POST', `/v1/pending/${encodeURIComponent(it.id)}/approve`, body);
@@ -822,6 +824,73 @@ function rejectForm(it, feedback, queue, slot) {
   return form;
 }
 
+// ------------------------------------------------------------------- usage
+
+function ms(x) {
+  return x === null || x === undefined ? '' : `${num(x, 1)} ms`;
+}
+
+function viewUsage(main) {
+  main.append(h('h1', { tabindex: -1, text: 'Usage' }),
+    h('p', { class: 'muted', text: 'Calls through toolgraph: per tool, its calls, errors and latency, and each organization\'s budget spent and left; calls held for approval; the latest calls.' }));
+  if (!isAdmin()) {
+    main.append(h('div', { class: 'notice warn', role: 'alert', text: 'Usage needs an admin key: enter one above.' }));
+    return;
+  }
+  const feedback = h('div', { id: 'usage-feedback', 'aria-live': 'polite' });
+  const tools = h('div', { id: 'usage-tools' });
+  const held = h('div', { id: 'usage-held' });
+  const recent = h('div', { id: 'usage-calls' });
+  main.append(feedback,
+    h('section', { 'aria-labelledby': 'usage-h' }, h('h2', { id: 'usage-h', text: 'Per tool' }), tools),
+    h('section', { 'aria-labelledby': 'held-h' }, h('h2', { id: 'held-h', text: 'Held for approval' }), held),
+    h('section', { 'aria-labelledby': 'calls-h' }, h('h2', { id: 'calls-h', text: 'Latest calls' }), recent));
+  const refresh = () => {
+    load(tools, api('GET', '/v1/usage/tools'), (list) => list.length ? h('table', { id: 'usage-table' },
+      h('thead', {}, h('tr', {}, ['tool', 'state', 'calls', 'errors', 'error rate', 'p50', 'p95', 'organizations'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, list.map((u) => h('tr', { 'data-tool': u.tool },
+        h('td', {}, h('code', { text: u.tool })),
+        h('td', { class: u.active ? 'status-approved' : 'status-rejected', text: u.active ? 'on' : 'switched off' }),
+        h('td', { class: 'num', text: u.calls }), h('td', { class: 'num', text: u.errors }),
+        h('td', { class: 'num', text: pct(u.error_rate) }),
+        h('td', { class: 'num', text: ms(u.p50_ms) }), h('td', { class: 'num', text: ms(u.p95_ms) }),
+        h('td', {}, u.orgs.map((o) => h('div', { text: `${o.org}: ${o.total_calls} calls${o.rate_limit ? `, ${o.calls_last_minute}/${o.rate_limit} this minute` : ''}${o.budget_limit !== undefined ? `, spent ${num(o.spent, 2)} of ${num(o.budget_limit, 2)} (left ${num(o.budget_left, 2)})` : ''}` }))))))) : h('p', { class: 'muted', text: 'No call yet.' }));
+    load(held, api('GET', '/v1/approvals?status=pending'), (list) => list.length ? h('table', { id: 'held-table' },
+      h('thead', {}, h('tr', {}, ['request', 'tool', 'caller', 'asked', 'arguments', 'decision'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, list.map((r) => {
+        const decide = (approve) => {
+          const b = h('button', { type: 'button', class: approve ? '' : 'danger', text: approve ? 'Approve and run' : 'Reject', 'aria-label': `${approve ? 'Approve' : 'Reject'} ${r.id}` });
+          b.addEventListener('click', async () => {
+            b.disabled = true;
+            try {
+              const done = await api('POST', `/v1/approvals/${encodeURIComponent(r.id)}/${approve ? 'approve' : 'reject'}`, {});
+              say(feedback, 'ok', `${r.tool}: ${done.status}${done.error ? ` (${done.error.message})` : ''}.`);
+              refresh();
+            } catch (err) {
+              feedback.replaceChildren(errorBox(err));
+              b.disabled = false;
+            }
+          });
+          return b;
+        };
+        return h('tr', { 'data-approval': r.id },
+          h('td', {}, h('code', { text: r.id })), h('td', {}, h('code', { text: r.tool })),
+          h('td', { text: [r.caller.org, r.caller.agent].filter(Boolean).join(' · ') }),
+          h('td', { text: when(r.created_at) }), h('td', { class: 'mono', text: clip(JSON.stringify(r.arguments), 120) }),
+          h('td', {}, h('div', { class: 'actions' }, decide(true), decide(false))));
+      }))) : h('p', { class: 'muted', text: 'No call waits for approval.' }));
+    load(recent, api('GET', '/v1/calls?limit=20'), (list) => list.length ? h('table', { id: 'calls-table' },
+      h('thead', {}, h('tr', {}, ['when', 'tool', 'caller', 'status', 'code', 'upstream', 'duration'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, list.map((c) => h('tr', {},
+        h('td', { text: when(c.at) }), h('td', {}, h('code', { text: c.tool })),
+        h('td', { text: [c.org, c.agent].filter(Boolean).join(' · ') }),
+        h('td', { class: c.status === 'ok' ? 'status-approved' : (c.status === 'held' ? 'status-pending' : 'status-rejected'), text: c.status }),
+        h('td', { text: c.code || '' }), h('td', { class: 'num', text: c.upstream_status || '' }),
+        h('td', { class: 'num', text: ms(c.duration_ms) }))))) : h('p', { class: 'muted', text: 'No call yet.' }));
+  };
+  refresh();
+}
+
 // ------------------------------------------------------------- the shell
 
 async function whoAmI() {
@@ -850,6 +919,7 @@ function route() {
   if (view === 'tool' && arg) viewTool(main, arg);
   else if (view === 'catalog') viewCatalog(main);
   else if (view === 'airlock') viewAirlock(main, arg);
+  else if (view === 'usage') viewUsage(main);
   else {
     viewSearch(main);
     if (sessionStorage.getItem('toolgraph.console.autorun')) {

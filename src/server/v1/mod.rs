@@ -5,6 +5,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod airlock;
+pub(crate) mod calls;
 pub(crate) mod me;
 pub(crate) mod search;
 pub(crate) mod tools;
@@ -54,6 +55,13 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/health/probe", post(airlock::probe))
         .route("/v1/gaps", get(airlock::gaps))
         .route("/v1/gaps/discover", post(airlock::discover))
+        .route("/v1/call", post(calls::call))
+        .route("/v1/calls", get(calls::calls))
+        .route("/v1/usage/tools", get(calls::usage))
+        .route("/v1/approvals", get(calls::approvals))
+        .route("/v1/approvals/{id}", get(calls::approval))
+        .route("/v1/approvals/{id}/approve", post(calls::approve))
+        .route("/v1/approvals/{id}/reject", post(calls::reject))
         .layer(DefaultBodyLimit::max(body))
         .merge(uploads)
         .with_state(state)
