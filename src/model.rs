@@ -96,7 +96,7 @@ pub struct ToolDescriptor {
 /// server, an OpenAPI operation) or declared in a manifest; stored with the
 /// tool (`tg:upstream`, its JSON) and pinned with its content when the
 /// airlock approves it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Upstream {
     /// `tools/call` on an MCP server (Streamable HTTP).
@@ -107,6 +107,10 @@ pub enum Upstream {
         tool: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auth: Option<UpstreamAuth>,
+        /// The tool's declared `outputSchema`: its `structuredContent` is
+        /// checked against it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_schema: Option<serde_json::Value>,
     },
     /// One HTTP operation.
     Http {
@@ -121,6 +125,10 @@ pub enum Upstream {
         params: std::collections::BTreeMap<String, ParamIn>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auth: Option<UpstreamAuth>,
+        /// The JSON schema of a successful answer (the operation's 2xx
+        /// `application/json` response): the answer is checked against it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_schema: Option<serde_json::Value>,
     },
 }
 
@@ -176,6 +184,15 @@ impl Upstream {
     pub fn auth(&self) -> Option<&UpstreamAuth> {
         match self {
             Upstream::Mcp { auth, .. } | Upstream::Http { auth, .. } => auth.as_ref(),
+        }
+    }
+
+    /// The declared schema of its answers.
+    pub fn output_schema(&self) -> Option<&serde_json::Value> {
+        match self {
+            Upstream::Mcp { output_schema, .. } | Upstream::Http { output_schema, .. } => {
+                output_schema.as_ref()
+            }
         }
     }
 }

@@ -187,6 +187,7 @@ mod tests {
             url: "https://mcp.example.com/mcp".into(),
             tool: "get_weather".into(),
             auth: None,
+            output_schema: None,
         });
         assert_ne!(new.hash(), old.hash(), "the upstream is part of the pin");
         assert_eq!(new.hash_without_upstream(), old.hash());
@@ -195,6 +196,7 @@ mod tests {
             url: "https://evil.example.net/mcp".into(),
             tool: "get_weather".into(),
             auth: None,
+            output_schema: None,
         });
         assert_ne!(moved.hash(), new.hash(), "another host is another pin");
         assert!(

@@ -435,6 +435,12 @@ impl Airlock {
                         url: source.location.clone(),
                         tool: f.descriptor.name.clone(),
                         auth: None,
+                        output_schema: f
+                            .raw
+                            .as_ref()
+                            .and_then(|raw| raw.get("outputSchema"))
+                            .filter(|s| s.is_object())
+                            .cloned(),
                     });
                 }
                 Ok(found)

@@ -277,6 +277,7 @@ impl Gateway {
                 &self.options.reach,
             );
             let latency = ms(called);
+            let answer = answer.and_then(|x| checked_output(upstream, x));
             let ok = matches!(&answer, Ok(x) if !x.failed);
             let why = match &answer {
                 Ok(x) if x.failed => Some(match x.status {
@@ -444,6 +445,36 @@ impl Gateway {
             ));
         }
         self.audit.page(self.engine.store(), tool, offset, limit)
+    }
+}
+
+/// A successful answer checked against the upstream's declared output
+/// schema (an MCP tool's `structuredContent`, an HTTP operation's JSON
+/// body); one that breaks it is the upstream's fault (`upstream_output_invalid`).
+fn checked_output(
+    up: &crate::model::Upstream,
+    answer: upstream::Answer,
+) -> Result<upstream::Answer> {
+    let Some(schema) = up.output_schema() else {
+        return Ok(answer);
+    };
+    if answer.failed {
+        return Ok(answer);
+    }
+    let checked = match up {
+        crate::model::Upstream::Mcp { .. } => answer.result.get("structuredContent"),
+        crate::model::Upstream::Http { .. } => Some(&answer.result),
+    };
+    let verdict = match checked {
+        Some(v) => validate::output(schema, v),
+        None => Err("/: no structured content, though the tool declares an output schema".into()),
+    };
+    match verdict {
+        Ok(()) => Ok(answer),
+        Err(why) => Err(Error::call(
+            CallFailure::Output,
+            format!("the upstream's answer breaks its declared output schema at {why}"),
+        )),
     }
 }
 

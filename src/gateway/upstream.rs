@@ -374,7 +374,9 @@ pub fn call(
     reach: &Reach,
 ) -> Result<Answer> {
     match upstream {
-        Upstream::Mcp { url, tool, auth } => {
+        Upstream::Mcp {
+            url, tool, auth, ..
+        } => {
             if let (Some(a), None) = (auth, secret) {
                 return Err(missing_secret(a));
             }
@@ -392,6 +394,7 @@ pub fn call(
             url,
             params,
             auth,
+            ..
         } => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(Error::call(

@@ -96,6 +96,84 @@ pub fn arguments(tool: &Tool, args: &Value) -> Result<Map<String, Value>> {
     Ok(args)
 }
 
+/// How deep [`output`] follows `properties` and `items`.
+const OUTPUT_DEPTH: usize = 8;
+/// Array items [`output`] checks at most.
+const OUTPUT_ITEMS: usize = 1000;
+
+/// Whether `value` fits `schema` as far as this checks: `type` (one or a
+/// list), `required`, `properties`, `items`, `enum`; other keywords (and
+/// `$ref`) accept anything. The error is the JSON pointer and what broke.
+pub fn output(schema: &Value, value: &Value) -> std::result::Result<(), String> {
+    fits_schema(schema, value, String::new(), 0)
+}
+
+fn fits_schema(
+    schema: &Value,
+    value: &Value,
+    at: String,
+    depth: usize,
+) -> std::result::Result<(), String> {
+    let Value::Object(s) = schema else {
+        return Ok(());
+    };
+    if depth > OUTPUT_DEPTH || s.contains_key("$ref") {
+        return Ok(());
+    }
+    let here = || {
+        if at.is_empty() {
+            "/".to_string()
+        } else {
+            at.clone()
+        }
+    };
+    let types: Vec<&str> = match s.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !types.is_empty()
+        && !types
+            .iter()
+            .any(|t| *t == "null" && value.is_null() || fits(value, t))
+    {
+        return Err(format!(
+            "{}: {} where the schema says {}",
+            here(),
+            kind(value),
+            types.join(" or ")
+        ));
+    }
+    if let Some(Value::Array(options)) = s.get("enum")
+        && !options.contains(value)
+    {
+        return Err(format!("{}: not one of the schema's values", here()));
+    }
+    if let Value::Object(o) = value {
+        if let Some(Value::Array(required)) = s.get("required") {
+            for r in required.iter().filter_map(Value::as_str) {
+                if !o.contains_key(r) {
+                    return Err(format!("{}: `{r}` is required and missing", here()));
+                }
+            }
+        }
+        if let Some(Value::Object(props)) = s.get("properties") {
+            for (k, sub) in props {
+                if let Some(v) = o.get(k) {
+                    let path = format!("{at}/{}", crate::import::escape_pointer(k));
+                    fits_schema(sub, v, path, depth + 1)?;
+                }
+            }
+        }
+    }
+    if let (Value::Array(items), Some(sub)) = (value, s.get("items")) {
+        for (i, v) in items.iter().take(OUTPUT_ITEMS).enumerate() {
+            fits_schema(sub, v, format!("{at}/{i}"), depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -142,6 +220,28 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn answers_are_checked_against_the_declared_output_schema() {
+        let schema = json!({"type": "object", "required": ["temp"],
+            "properties": {"temp": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}},
+                "unit": {"enum": ["C", "F"]}, "note": {"type": ["string", "null"]}}});
+        assert!(
+            output(
+                &schema,
+                &json!({"temp": 21.5, "tags": ["sun"], "unit": "C", "note": null})
+            )
+            .is_ok()
+        );
+        let e = output(&schema, &json!({"tags": []})).unwrap_err();
+        assert!(e.contains("`temp` is required"), "{e}");
+        let e = output(&schema, &json!({"temp": "warm"})).unwrap_err();
+        assert!(e.starts_with("/temp:"), "{e}");
+        let e = output(&schema, &json!({"temp": 1, "tags": ["a", 2]})).unwrap_err();
+        assert!(e.starts_with("/tags/1:"), "{e}");
+        assert!(output(&schema, &json!({"temp": 1, "unit": "K"})).is_err());
+        assert!(output(&json!({"$ref": "#/x"}), &json!(1)).is_ok());
     }
 
     #[test]

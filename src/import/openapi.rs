@@ -228,6 +228,7 @@ impl Operation<'_> {
                 params.push(p);
             }
         }
+        let output_schema = self.response_schema(op);
         let upstream = ext.upstream.clone().unwrap_or_else(|| Upstream::Http {
             method: self.method.to_ascii_uppercase(),
             url: format!("{}{}", self.server.unwrap_or(""), self.path),
@@ -239,6 +240,7 @@ impl Operation<'_> {
                 self.api_title,
                 ext.integrations.first().map(String::as_str),
             ),
+            output_schema,
         });
 
         let read_only = match self.method {
@@ -262,6 +264,22 @@ impl Operation<'_> {
             source: format!("{}#{}", self.file, self.pointer),
             upstream: Some(upstream),
         })
+    }
+
+    /// The JSON schema of the operation's success answer (200, 201, 2XX or
+    /// `default`, `application/json`), its top-level `$ref` resolved.
+    fn response_schema(&self, op: &Map<String, Value>) -> Option<Value> {
+        let responses = op.get("responses")?.as_object()?;
+        let ok = ["200", "201", "2XX", "2xx"]
+            .iter()
+            .find_map(|c| responses.get(*c))?;
+        let ok = self.refs.resolve(ok).ok()?;
+        let schema = ok.get("content")?.get("application/json")?.get("schema")?;
+        self.refs
+            .resolve(schema)
+            .ok()
+            .filter(|s| s.is_object())
+            .cloned()
     }
 
     /// Path-item and operation `parameters` (the operation's win on the

@@ -100,6 +100,9 @@ impl Upstream {
             {
                 // A broken upstream that echoes what it got, credentials included.
                 (500, json!({"error": "boom", "echo": headers}))
+            } else if target.contains("bad-shape") {
+                // Breaks the operation's declared response schema.
+                (200, json!({"ok": "yes"}))
             } else {
                 (
                     200,
@@ -199,7 +202,12 @@ paths:
         content:
           application/json:
             schema: {{type: object, required: [name], properties: {{name: {{type: string, description: the new name}}}}}}
-      responses: {{"200": {{description: renamed}}}}
+      responses:
+        "200":
+          description: renamed
+          content:
+            application/json:
+              schema: {{type: object, required: [ok], properties: {{ok: {{type: boolean}}}}}}
 "#,
             addr = up.addr
         );
@@ -810,6 +818,17 @@ fn failing_calls_switch_a_tool_off_and_probes_bring_it_back() {
         &json!({"tool": "pet_rename", "arguments": args}),
     );
     assert_eq!(r.json()["status"], "ok", "{}", r.body);
+    // An answer that breaks the operation's declared response schema.
+    let bad = json!({"petId": "bad-shape", "name": "Tom"});
+    let r = post(
+        s.addr,
+        "/v1/call",
+        ACME,
+        &json!({"tool": "pet_rename", "arguments": bad}),
+    );
+    assert_eq!(r.status, 502, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "upstream_output_invalid");
+    assert!(r.body.contains("/ok"), "{}", r.body);
 }
 
 #[test]

@@ -146,6 +146,13 @@ fn by_name(live: &Live, key: &str, name: &str) -> Vec<Resp> {
             Some(key),
             &json!({"tool": name, "org": caller_of(key).org.unwrap_or("acme".into())}).to_string(),
         ),
+        with_key(
+            live,
+            "POST",
+            "/v1/call",
+            Some(key),
+            &json!({"tool": name, "arguments": {"x": 1}}).to_string(),
+        ),
     ]
 }
 
@@ -212,6 +219,25 @@ fn no_route_or_mcp_tool_tells_a_caller_of_a_tool_it_may_not_see() {
                     shape(g, tool),
                     shape(w, &missing),
                     "{key}: hidden `{tool}` vs missing"
+                );
+                requests += 2;
+            }
+            // Calling it over MCP (through call_tool, or by its name as a
+            // proxied tools/call) answers as for a tool that does not exist.
+            for (got, want) in [
+                (
+                    mcp.call_tool("call_tool", json!({"name": tool, "arguments": {}})),
+                    mcp.call_tool("call_tool", json!({"name": missing, "arguments": {}})),
+                ),
+                (
+                    mcp.call_tool(tool, json!({})),
+                    mcp.call_tool(&missing, json!({})),
+                ),
+            ] {
+                assert_eq!(
+                    got.to_string().replace(tool.as_str(), "X"),
+                    want.to_string().replace(missing.as_str(), "X"),
+                    "{key}: MCP call of hidden `{tool}` vs missing"
                 );
                 requests += 2;
             }
