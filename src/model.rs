@@ -378,9 +378,11 @@ pub struct Tool {
     /// name): what reloading or unloading that source replaces.
     #[serde(default)]
     pub source: String,
-    /// Where a call to it goes (see [`ToolDescriptor::upstream`]).
+    /// Where a call to it goes (see [`ToolDescriptor::upstream`]); boxed:
+    /// most tools have none, and the catalog holds one `Tool` per tool
+    /// (inline, memory per tool at 100k went from 9.63 to 9.98 KB).
     #[serde(default)]
-    pub upstream: Option<Upstream>,
+    pub upstream: Option<Box<Upstream>>,
 }
 
 impl Tool {

@@ -44,13 +44,24 @@ pub(crate) fn is_url(location: &str) -> bool {
 /// An agent that connects only to the addresses `reach` allows, as
 /// resolved once ([`PinnedResolver`]).
 fn agent(timeout: Duration, reach: &Reach) -> ureq::Agent {
+    pinned_agent(
+        timeout,
+        reach,
+        concat!("toolgraph-airlock/", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// An agent that connects only to the addresses `reach` allows, resolved
+/// once and pinned; no redirect followed, no proxy from the environment,
+/// `timeout` for a whole request; HTTP errors are answers, not errors.
+pub(crate) fn pinned_agent(timeout: Duration, reach: &Reach, user_agent: &str) -> ureq::Agent {
     let config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .max_redirects(0)
         .max_redirects_will_error(false)
         .http_status_as_error(false)
         .proxy(None)
-        .user_agent(concat!("toolgraph-airlock/", env!("CARGO_PKG_VERSION")))
+        .user_agent(user_agent)
         .build();
     ureq::Agent::with_parts(
         config,

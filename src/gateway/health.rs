@@ -110,7 +110,7 @@ impl Gateway {
                 },
                 ..Entry::default()
             });
-            e.upstream = tool.upstream.clone();
+            e.upstream = tool.upstream.as_deref().cloned();
             e.calls += 1;
             e.errors += u64::from(!ok);
             e.window.push_back((ok, latency_ms));

@@ -247,7 +247,7 @@ impl Gateway {
     /// Steps 5–8 for an admitted call (an approved one names its request).
     fn run(&self, a: &Admitted, started: Instant, approval: Option<String>) -> Result<CallAnswer> {
         let tool = &a.callable.tool;
-        let Some(upstream) = tool.upstream.as_ref() else {
+        let Some(upstream) = tool.upstream.as_deref() else {
             return Err(Error::call(
                 CallFailure::NoUpstream,
                 format!("`{}` has no upstream", tool.name),

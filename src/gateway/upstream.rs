@@ -7,7 +7,7 @@
 //! environment, a time limit and a size limit.
 
 use crate::airlock::fetch::{Bounds, McpSession};
-use crate::airlock::reach::{PinnedResolver, Reach};
+use crate::airlock::reach::Reach;
 use crate::error::{CallFailure, Error, Field, Result};
 use crate::model::{AuthScheme, ParamIn, Upstream, UpstreamAuth};
 use serde_json::{Map, Value, json};
@@ -280,20 +280,10 @@ pub fn http_request(
 }
 
 fn agent(bounds: Bounds, reach: &Reach) -> ureq::Agent {
-    let config = ureq::Agent::config_builder()
-        .timeout_global(Some(bounds.timeout))
-        .max_redirects(0)
-        .max_redirects_will_error(false)
-        .http_status_as_error(false)
-        .proxy(None)
-        .user_agent(concat!("toolgraph-gateway/", env!("CARGO_PKG_VERSION")))
-        .build();
-    ureq::Agent::with_parts(
-        config,
-        ureq::unversioned::transport::DefaultConnector::default(),
-        PinnedResolver {
-            reach: std::sync::Arc::new(reach.clone()),
-        },
+    crate::airlock::fetch::pinned_agent(
+        bounds.timeout,
+        reach,
+        concat!("toolgraph-gateway/", env!("CARGO_PKG_VERSION")),
     )
 }
 

@@ -11,26 +11,36 @@ use std::sync::{Arc, OnceLock};
 use toolgraph::server::{KeyEntry, Keys, Role, ServeOptions};
 use toolgraph::{Embeddings, Engine, EngineOptions};
 
+/// The folder a setup script installs an outside client into (`$var`, or
+/// `~/.cache/toolgraph/<name>`), the script run first (it returns at once
+/// when the install is complete).
+fn installed(script: &str, var: &str, name: &str) -> PathBuf {
+    let dir = std::env::var_os(var).map_or_else(
+        || {
+            dirs::home_dir()
+                .unwrap()
+                .join(".cache/toolgraph")
+                .join(name)
+        },
+        PathBuf::from,
+    );
+    let out = Command::new(root().join("scripts").join(script))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
 /// The virtualenv with `mcp` and `schemathesis`.
 fn pyenv() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        let dir = std::env::var_os("TOOLGRAPH_PYENV").map_or_else(
-            || dirs::home_dir().unwrap().join(".cache/toolgraph/pyenv"),
-            PathBuf::from,
-        );
-        let out = Command::new(root().join("scripts/setup-test-clients.sh"))
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "setup-test-clients.sh failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
+    P.get_or_init(|| installed("setup-test-clients.sh", "TOOLGRAPH_PYENV", "pyenv"))
 }
 
 fn seeded() -> Engine {
@@ -446,21 +456,8 @@ fn a_planner_finds_then_calls_an_mcp_upstream_through_toolgraph_within_its_limit
 fn inspector() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| {
-        let dir = std::env::var_os("TOOLGRAPH_INSPECTOR").map_or_else(
-            || dirs::home_dir().unwrap().join(".cache/toolgraph/inspector"),
-            PathBuf::from,
-        );
-        let out = Command::new(root().join("scripts/setup-inspector.sh"))
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "setup-inspector.sh failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir.join("node_modules/.bin/mcp-inspector")
+        installed("setup-inspector.sh", "TOOLGRAPH_INSPECTOR", "inspector")
+            .join("node_modules/.bin/mcp-inspector")
     })
 }
 

@@ -68,7 +68,7 @@ impl OxigraphStore {
             let universal = parse_bool(row.get("universal")).unwrap_or(false);
             // An upstream that does not parse is no upstream (the call
             // answers `no_upstream`; the store was written by this code).
-            let upstream: Option<crate::model::Upstream> = row
+            let upstream: Option<Box<crate::model::Upstream>> = row
                 .get("upstream")
                 .and_then(|j| serde_json::from_str(j).ok());
             match tools.get_mut(iri) {
@@ -89,7 +89,7 @@ impl OxigraphStore {
                     t.read_only &= read_only;
                     t.universal &= universal;
                     // Two sources naming an upstream: the first in a fixed order.
-                    let key = |u: &Option<crate::model::Upstream>| {
+                    let key = |u: &Option<Box<crate::model::Upstream>>| {
                         u.as_ref()
                             .map(|u| serde_json::to_string(u).unwrap_or_default())
                     };

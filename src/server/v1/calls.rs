@@ -187,8 +187,17 @@ pub(crate) async fn approve(
     Path(id): Path<String>,
     Json(d): Json<ApprovalDecision>,
 ) -> Result<axum::Json<ApprovalRequest>, ApiError> {
-    let reason = d.reason;
-    blocking(move || s.gateway.decide(&id, true, &p.name, reason))
+    decide(s, p, id, true, d).await
+}
+
+async fn decide(
+    s: Shared,
+    p: crate::server::auth::Principal,
+    id: String,
+    approve: bool,
+    d: ApprovalDecision,
+) -> Result<axum::Json<ApprovalRequest>, ApiError> {
+    blocking(move || s.gateway.decide(&id, approve, &p.name, d.reason))
         .await
         .map(axum::Json)
 }
@@ -206,8 +215,5 @@ pub(crate) async fn reject(
     Path(id): Path<String>,
     Json(d): Json<ApprovalDecision>,
 ) -> Result<axum::Json<ApprovalRequest>, ApiError> {
-    let reason = d.reason;
-    blocking(move || s.gateway.decide(&id, false, &p.name, reason))
-        .await
-        .map(axum::Json)
+    decide(s, p, id, false, d).await
 }
