@@ -457,7 +457,7 @@ fn inspector() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| {
         installed("setup-inspector.sh", "TOOLGRAPH_INSPECTOR", "inspector")
-            .join("node_modules/.bin/mcp-inspector")
+            .join("bin/mcp-inspector")
     })
 }
 
