@@ -124,6 +124,8 @@ fields! {
     SourceLocation => "invalid_source_location", "location";
     SourceSchedule => "invalid_source_schedule_seconds", "schedule_seconds";
     SourceHealthUrl => "invalid_source_health_url", "health_url";
+    /// A source's private allowances.
+    SourceAllow => "invalid_source_allow", "allow";
     ReviewStatus => "invalid_review_status", "status";
     PendingOffset => "invalid_pending_offset", "offset";
     PendingLimit => "invalid_pending_limit", "limit";

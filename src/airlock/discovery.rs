@@ -70,6 +70,7 @@ impl Airlock {
                 location: spec.clone(),
                 schedule_seconds: None,
                 health_url: None,
+                allow: Vec::new(),
             };
             let added = match self.add_source_for(new, Some(&gap.verb)) {
                 Ok(s) => s.id,

@@ -55,6 +55,11 @@ pub struct NewSource {
     /// A URL probed for the health of every tool of this source.
     #[serde(default)]
     pub health_url: Option<String>,
+    /// Private hosts, addresses or networks (`10.1.0.0/16`) this source's
+    /// scans and its tools' calls may reach, besides the operator's
+    /// `--airlock-allow` for every source.
+    #[serde(default)]
+    pub allow: Vec<String>,
 }
 
 /// A registered source of tool definitions.
@@ -79,6 +84,9 @@ pub struct ToolSource {
     /// Added by gap discovery for this verb.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovered_for: Option<String>,
+    /// Private hosts this source (its scans, its tools' calls) may reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
 }
 
 /// Where a discovered tool stands.

@@ -140,7 +140,47 @@ fn in_network(ip: IpAddr, net: &str) -> bool {
     }
 }
 
+/// Private allowances one source may add at most.
+pub const MAX_SOURCE_ALLOW: usize = 32;
+
 impl Reach {
+    /// This reach with `extra` hosts, addresses or networks allowed too
+    /// (one source's own allowances).
+    pub fn with(&self, extra: &[String]) -> Reach {
+        let mut r = self.clone();
+        for e in extra {
+            if !r.allow.contains(e) {
+                r.allow.push(e.clone());
+            }
+        }
+        r
+    }
+
+    /// Checks one source's allowances: at most [`MAX_SOURCE_ALLOW`], each a
+    /// host name, an address or `address/bits`, without spaces.
+    pub fn check_allowances(extra: &[String], field: Field) -> Result<()> {
+        if extra.len() > MAX_SOURCE_ALLOW {
+            return Err(Error::invalid_field(
+                field,
+                format!("at most {MAX_SOURCE_ALLOW} allowances"),
+            ));
+        }
+        for (i, e) in extra.iter().enumerate() {
+            let ok = !e.is_empty()
+                && e.len() <= 255
+                && e.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._:/[]".contains(&b));
+            if !ok {
+                return Err(Error::invalid_at(
+                    field,
+                    format!("allow[{i}]"),
+                    "an allowance is a host name, an address or a network (10.1.0.0/16)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Allows `hosts` (tests and embedders reaching servers on loopback).
     pub fn allowing<S: Into<String>>(hosts: impl IntoIterator<Item = S>) -> Self {
         Self {

@@ -287,7 +287,9 @@ impl Airlock {
 
     pub(super) fn add_source_for(&self, new: NewSource, gap: Option<&str>) -> Result<ToolSource> {
         let location = new.location.trim().to_string();
-        check_location(new.kind, &location, &self.options.reach)?;
+        Reach::check_allowances(&new.allow, Field::SourceAllow)?;
+        let reach = self.options.reach.with(&new.allow);
+        check_location(new.kind, &location, &reach)?;
         if let Some(h) = &new.health_url {
             if !fetch::is_url(h) {
                 return Err(Error::invalid_field(
@@ -295,7 +297,7 @@ impl Airlock {
                     "a health check is an http(s) URL",
                 ));
             }
-            self.options.reach.check_url(h, Field::SourceHealthUrl)?;
+            reach.check_url(h, Field::SourceHealthUrl)?;
         }
         if new.schedule_seconds == Some(0) {
             return Err(Error::invalid_field(
@@ -321,6 +323,7 @@ impl Airlock {
             location,
             schedule_seconds: new.schedule_seconds,
             health_url: new.health_url,
+            allow: new.allow,
             created_at: now(),
             last_scanned_at: None,
             last_error: None,
@@ -398,7 +401,7 @@ impl Airlock {
     /// Reads what a source offers (no state touched, no lock held).
     fn discover(&self, source: &ToolSource) -> Result<Vec<Found>> {
         let bounds = self.options.bounds;
-        let reach = &self.options.reach;
+        let reach = &self.options.reach.with(&source.allow);
         let parse = |file: &str, text: &str, format: Format| -> Result<Vec<Found>> {
             let raw = raw_document(text);
             Ok(import::parse_manifest(file, text, format)?

@@ -124,6 +124,10 @@ pub(crate) enum SourceAction {
         /// A URL probed for the health of this source's tools.
         #[arg(long)]
         health_url: Option<String>,
+        /// A private host, address or network this source (its scans, its
+        /// tools' calls) may reach (repeatable).
+        #[arg(long = "allow")]
+        allow: Vec<String>,
         /// Scan it right away.
         #[arg(long)]
         scan: bool,
@@ -273,6 +277,7 @@ fn source(a: &Airlock, action: SourceAction) -> Result<()> {
             location,
             schedule,
             health_url,
+            allow,
             scan,
         } => {
             let s = a.add_source(NewSource {
@@ -280,6 +285,7 @@ fn source(a: &Airlock, action: SourceAction) -> Result<()> {
                 location,
                 schedule_seconds: schedule,
                 health_url,
+                allow,
             })?;
             println!("added {} ({})", s.id, s.location);
             if scan {

@@ -32,6 +32,8 @@ struct Entry {
     /// Switched off by failed calls (so a probe may switch it back on).
     off_by_calls: bool,
     upstream: Option<Upstream>,
+    /// What its calls (and so its probes) may reach.
+    reach: crate::airlock::reach::Reach,
 }
 
 /// Every called tool's entry.
@@ -111,6 +113,7 @@ impl Gateway {
                 ..Entry::default()
             });
             e.upstream = tool.upstream.as_deref().cloned();
+            e.reach = self.reach_for(tool);
             e.calls += 1;
             e.errors += u64::from(!ok);
             e.window.push_back((ok, latency_ms));
@@ -196,19 +199,19 @@ impl Gateway {
     /// `recover_after` successes in a row it is switched back on. Returns
     /// the tools switched back on.
     pub fn recover(&self) -> Result<Vec<String>> {
-        let off: Vec<(String, Upstream)> = self
+        let off: Vec<(String, Upstream, crate::airlock::reach::Reach)> = self
             .health
             .tools
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .filter(|(_, e)| e.off_by_calls && !e.health.active)
-            .filter_map(|(n, e)| Some((n.clone(), e.upstream.clone()?)))
+            .filter_map(|(n, e)| Some((n.clone(), e.upstream.clone()?, e.reach.clone())))
             .collect();
         let mut back = Vec::new();
-        for (name, upstream) in off {
+        for (name, upstream, reach) in off {
             let started = Instant::now();
-            let probe = self.probe(&upstream);
+            let probe = self.probe(&upstream, &reach);
             let latency = started.elapsed().as_secs_f64() * 1000.0;
             let switch = {
                 let mut tools = self
@@ -247,9 +250,12 @@ impl Gateway {
 
     /// Whether an upstream answers: an MCP server opens a session and
     /// answers `ping`; an HTTP server answers its URL's origin below 500.
-    fn probe(&self, upstream: &Upstream) -> std::result::Result<(), String> {
+    fn probe(
+        &self,
+        upstream: &Upstream,
+        reach: &crate::airlock::reach::Reach,
+    ) -> std::result::Result<(), String> {
         let bounds = self.options.bounds;
-        let reach = &self.options.reach;
         match upstream {
             Upstream::Mcp { url, .. } => {
                 let mut s =

@@ -140,6 +140,9 @@ pub struct Gateway {
     approvals: approvals::Approvals,
     health: health::Board,
     notifier: Option<notify::Notifier>,
+    /// The airlock whose sources' own allowances widen the reach of their
+    /// tools' calls (none: the operator's allowances alone).
+    airlock: Option<Arc<crate::airlock::Airlock>>,
 }
 
 /// A call the gateway has admitted (the tool visible, arguments checked).
@@ -165,7 +168,31 @@ impl Gateway {
             approvals,
             health: health::Board::default(),
             notifier,
+            airlock: None,
         })
+    }
+
+    /// Calls to the tools of an airlock source may also reach the private
+    /// hosts that source allows.
+    pub fn with_airlock(mut self, airlock: Arc<crate::airlock::Airlock>) -> Self {
+        self.airlock = Some(airlock);
+        self
+    }
+
+    /// What a call to `tool` may reach: the operator's allowances, and its
+    /// airlock source's own.
+    pub(crate) fn reach_for(&self, tool: &crate::model::Tool) -> Reach {
+        let source = tool
+            .source
+            .strip_prefix("airlock/")
+            .and_then(|rest| rest.split('/').next());
+        match (&self.airlock, source) {
+            (Some(a), Some(id)) => match a.source(id) {
+                Ok(s) => self.options.reach.with(&s.allow),
+                Err(_) => self.options.reach.clone(),
+            },
+            _ => self.options.reach.clone(),
+        }
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -274,7 +301,7 @@ impl Gateway {
                 secret,
                 &self.sessions,
                 self.options.bounds,
-                &self.options.reach,
+                &self.reach_for(tool),
             );
             let latency = ms(called);
             let answer = answer.and_then(|x| checked_output(upstream, x));

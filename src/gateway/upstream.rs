@@ -32,7 +32,8 @@ pub struct Answer {
 #[derive(Debug, Default)]
 pub struct Sessions {
     open: Mutex<HashMap<(String, Option<String>), McpSession>>,
-    http: std::sync::OnceLock<ureq::Agent>,
+    /// HTTP agents by the private allowances they may reach.
+    http: Mutex<HashMap<Vec<String>, ureq::Agent>>,
 }
 
 /// Sessions kept at once.
@@ -395,8 +396,14 @@ pub fn call(
                 ));
             }
             let req = http_request(method, url, params, auth.as_ref(), secret, args)?;
-            let agent = sessions.http.get_or_init(|| agent(bounds, reach));
-            send_http(req, bounds, reach, agent)
+            let agent = sessions
+                .http
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(reach.allow.clone())
+                .or_insert_with(|| agent(bounds, reach))
+                .clone();
+            send_http(req, bounds, reach, &agent)
         }
     }
 }

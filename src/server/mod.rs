@@ -325,15 +325,18 @@ async fn limit(State(state): State<Shared>, req: Request, next: Next) -> Respons
 /// its schedules on the current tokio runtime.
 pub fn router(engine: Arc<Engine>, options: ServeOptions) -> Result<Router> {
     let airlock = Arc::new(Airlock::open(engine.clone(), options.airlock.clone())?);
-    let gateway = Arc::new(Gateway::open(
-        engine.clone(),
-        GatewayOptions {
-            reach: options.airlock.reach.clone(),
-            fail_after: options.airlock.fail_after,
-            recover_after: options.airlock.recover_after,
-            ..options.gateway.clone()
-        },
-    )?);
+    let gateway = Arc::new(
+        Gateway::open(
+            engine.clone(),
+            GatewayOptions {
+                reach: options.airlock.reach.clone(),
+                fail_after: options.airlock.fail_after,
+                recover_after: options.airlock.recover_after,
+                ..options.gateway.clone()
+            },
+        )?
+        .with_airlock(airlock.clone()),
+    );
     if let Some(tick) = options.schedule_tick {
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::unavailable_msg("the airlock's schedules need a tokio runtime"))?;

@@ -893,6 +893,7 @@ fn a_restart_keeps_sources_items_pins_usage_health_and_gaps() {
                 location: up.url("/openapi.json"),
                 schedule_seconds: Some(3600),
                 health_url: Some(up.url("/health")),
+                allow: Vec::new(),
             })
             .unwrap();
         airlock.scan(&s.id).unwrap();

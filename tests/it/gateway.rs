@@ -235,6 +235,12 @@ paths:
     }
 
     fn serve(&self, up: &Upstream, log: Option<&str>) -> Server {
+        self.serve_allowing(up, log, true)
+    }
+
+    /// With `loopback`, the operator allows loopback for every source
+    /// (`--airlock-allow 127.0.0.1`); without, only a source that says so.
+    fn serve_allowing(&self, up: &Upstream, log: Option<&str>, loopback: bool) -> Server {
         let (data, keys, secrets, ttl, root) = (
             self.path("data"),
             self.path("keys.json"),
@@ -252,7 +258,7 @@ paths:
             "--secrets",
             &secrets,
             "--airlock-allow",
-            "127.0.0.1",
+            if loopback { "127.0.0.1" } else { "192.0.2.1" },
             "--source-root",
             &root,
             "--notify",
@@ -276,12 +282,17 @@ paths:
 /// Adds the spec as a source, scans it and approves `pet_rename` with
 /// `policy`.
 fn admit_petstore(s: &Server, setup: &Setup, policy: Value) {
-    let r = post(
-        s.addr,
-        "/v1/sources",
-        ADMIN,
+    admit(
+        s,
         &json!({"kind": "openapi", "location": setup.path("petstore.yaml")}),
+        "pet_rename",
+        policy,
     );
+}
+
+/// Adds `source`, scans it and approves its tool `name` with `policy`.
+fn admit(s: &Server, source: &Value, name: &str, policy: Value) {
+    let r = post(s.addr, "/v1/sources", ADMIN, source);
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.json()["id"].as_str().unwrap().to_string();
     let r = post(s.addr, &format!("/v1/sources/{id}/scan"), ADMIN, &json!({}));
@@ -291,7 +302,7 @@ fn admit_petstore(s: &Server, setup: &Setup, policy: Value) {
         .as_array()
         .unwrap()
         .iter()
-        .find(|i| i["name"] == "pet_rename")
+        .find(|i| i["name"] == name)
         .unwrap_or_else(|| panic!("{items}"));
     assert_eq!(item["manifest"]["upstream"]["kind"], "http", "{item}");
     assert!(
@@ -693,6 +704,69 @@ fn rejected_never_reaches(s: &Server, up: &Upstream, args: &Value) {
         statuses.iter().filter(|s| **s == "ok").count(),
         1,
         "{statuses:?}"
+    );
+}
+
+#[test]
+fn a_private_upstream_is_reached_only_where_its_source_allows_it() {
+    let up = Upstream::start();
+    let setup = Setup::new(&up);
+    // The same loopback server behind a second spec, another operation name.
+    let spec = std::fs::read_to_string(setup.path("petstore.yaml")).unwrap();
+    std::fs::write(
+        setup.path("petstore-b.yaml"),
+        spec.replace("operationId: pet_rename", "operationId: pet_rename_b"),
+    )
+    .unwrap();
+    let s = setup.serve_allowing(&up, None, false);
+    let source = |file: &str, allow: Value| json!({"kind": "openapi", "location": setup.path(file), "allow": allow});
+    admit(
+        &s,
+        &source("petstore.yaml", json!(["127.0.0.1"])),
+        "pet_rename",
+        json!({}),
+    );
+    admit(
+        &s,
+        &source("petstore-b.yaml", json!([])),
+        "pet_rename_b",
+        json!({}),
+    );
+    let args = json!({"petId": "1", "name": "Ada"});
+    let r = post(
+        s.addr,
+        "/v1/call",
+        ACME,
+        &json!({"tool": "pet_rename", "arguments": args}),
+    );
+    assert_eq!(r.json()["status"], "ok", "{}", r.body);
+    let r = post(
+        s.addr,
+        "/v1/call",
+        ACME,
+        &json!({"tool": "pet_rename_b", "arguments": args}),
+    );
+    assert_eq!(r.status, 502, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "upstream_error");
+    assert!(r.body.contains("loopback"), "{}", r.body);
+    assert_eq!(
+        up.to("/pets").len(),
+        1,
+        "the source without the allowance reached the upstream"
+    );
+    // An allowance that is no host is refused, naming it.
+    let r = post(
+        s.addr,
+        "/v1/sources",
+        ADMIN,
+        &source("petstore-b.yaml", json!(["not a host"])),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.json()["error"]["code"],
+        "invalid_source_allow",
+        "{}",
+        r.body
     );
 }
 

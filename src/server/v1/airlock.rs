@@ -21,6 +21,7 @@ impl Fields for NewSource {
         Field::SourceLocation,
         Field::SourceSchedule,
         Field::SourceHealthUrl,
+        Field::SourceAllow,
     ];
 }
 
