@@ -18,16 +18,8 @@ use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
 
 impl Fields for CallRequest {
-    const FIELDS: &'static [Field] = &[
-        Field::CallTool,
-        Field::CallArguments,
-        Field::Caller,
-        Field::CallerOrg,
-        Field::CallerAgent,
-        Field::CallerSession,
-        Field::CallerChannel,
-        Field::CallerGoal,
-    ];
+    const FIELDS: &'static [Field] =
+        &super::search::with_caller::<2, 8>([Field::CallTool, Field::CallArguments]);
 }
 
 /// Call a tool through toolgraph: the caller's policy decides whether it

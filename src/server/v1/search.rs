@@ -24,7 +24,7 @@ const CALLER: [Field; 6] = [
 ];
 
 /// `T`'s own fields and the caller's.
-const fn with_caller<const N: usize, const M: usize>(own: [Field; N]) -> [Field; M] {
+pub(crate) const fn with_caller<const N: usize, const M: usize>(own: [Field; N]) -> [Field; M] {
     let mut out = [Field::Caller; M];
     let mut i = 0;
     while i < N {
