@@ -72,6 +72,17 @@ impl Engine {
             .clone()
     }
 
+    /// What one call of `tool` costs against a cost budget, if its policy
+    /// says (read in place: `limits()` copies every counter).
+    pub fn cost_per_call(&self, tool: &str) -> Option<f64> {
+        self.limits
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .policies
+            .get(&limits::key(tool))
+            .and_then(|p| p.cost_per_call)
+    }
+
     /// Checks a usage policy against the policy data: organizations and
     /// agents named by local name, label or IRI become IRIs; numbers must be
     /// positive. Errors name the field.

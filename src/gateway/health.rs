@@ -85,11 +85,13 @@ fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
 }
 
 impl Gateway {
-    /// Counts a call's outcome into its tool's health; a switch is applied
+    /// Counts a call's outcome into its tool's health (`reach`: what the
+    /// call could reach, kept for the probes); a switch is applied
     /// (platform layer) and announced.
     pub(super) fn health_outcome(
         &self,
         tool: &Tool,
+        reach: &crate::airlock::reach::Reach,
         ok: bool,
         latency_ms: f64,
         error: Option<&str>,
@@ -113,7 +115,7 @@ impl Gateway {
                 ..Entry::default()
             });
             e.upstream = tool.upstream.as_deref().cloned();
-            e.reach = self.reach_for(tool);
+            e.reach = reach.clone();
             e.calls += 1;
             e.errors += u64::from(!ok);
             e.window.push_back((ok, latency_ms));
@@ -168,13 +170,9 @@ impl Gateway {
     pub(super) fn alert_budget(&self, c: &crate::engine::Callable, u: &UsageReport) {
         let Some(b) = &u.budget else { return };
         let step = match b.unit {
-            crate::engine::BudgetUnit::Cost => self
-                .engine
-                .limits()
-                .policies
-                .get(&crate::policy::limits::key(&c.tool.name))
-                .and_then(|p| p.cost_per_call)
-                .unwrap_or(1.0),
+            crate::engine::BudgetUnit::Cost => {
+                self.engine.cost_per_call(&c.tool.name).unwrap_or(1.0)
+            }
             crate::engine::BudgetUnit::Calls => 1.0,
         };
         let soft = b.limit * self.options.soft_limit;

@@ -181,7 +181,7 @@ impl Gateway {
 
     /// What a call to `tool` may reach: the operator's allowances, and its
     /// airlock source's own.
-    pub(crate) fn reach_for(&self, tool: &crate::model::Tool) -> Reach {
+    fn reach_for(&self, tool: &crate::model::Tool) -> Reach {
         let source = tool
             .source
             .strip_prefix("airlock/")
@@ -295,13 +295,14 @@ impl Gateway {
                 self.alert_budget(&a.callable, u);
             }
             let called = Instant::now();
+            let reach = self.reach_for(tool);
             let answer = upstream::call(
                 upstream,
                 a.args.clone(),
                 secret,
                 &self.sessions,
                 self.options.bounds,
-                &self.reach_for(tool),
+                &reach,
             );
             let latency = ms(called);
             let answer = answer.and_then(|x| checked_output(upstream, x));
@@ -314,7 +315,7 @@ impl Gateway {
                 Ok(_) => None,
                 Err(e) => Some(self.options.secrets.scrub(&e.to_string())),
             };
-            self.health_outcome(tool, ok, latency, why.as_deref())?;
+            self.health_outcome(tool, &reach, ok, latency, why.as_deref())?;
             answer.map(|x| (x, usage))
         })();
         match outcome {
