@@ -26,12 +26,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-fn env<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+#[path = "common/env.rs"]
+mod settings;
+use settings::env;
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()

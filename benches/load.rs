@@ -15,12 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-fn env<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+#[path = "common/env.rs"]
+mod settings;
+use settings::env;
 
 fn main() {
     // `cargo test --benches` runs this without `--bench`: check the client
