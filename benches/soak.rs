@@ -118,7 +118,14 @@ struct Tally {
     requests: u64,
     errors: Vec<String>,
     down: u64,
-    registered: Vec<String>,
+    /// Registrations acknowledged.
+    registrations: u64,
+    /// Each registered tool's last acknowledged description.
+    registered: BTreeMap<String, String>,
+    /// Descriptions sent for a tool after its last acknowledged one and
+    /// never answered (the server went down): the store may hold one of
+    /// them instead, a write it made but could not acknowledge.
+    unanswered: BTreeMap<String, Vec<String>>,
     usage_acknowledged: u64,
     /// Calls through the gateway the server answered 200.
     calls_acknowledged: u64,
@@ -154,6 +161,9 @@ fn send(agent: &ureq::Agent, addr: &str, path: &str, body: &Value) -> Result<(u1
     }
 }
 
+/// Sources each worker registers again and again.
+const SOURCES_PER_WORKER: u64 = 16;
+
 /// The `i`th request of worker `n`: path, body, kind.
 fn request(n: usize, i: u64, rng: u64, item: Option<&String>) -> (String, Value, &'static str) {
     let text = TEXTS[(rng % TEXTS.len() as u64) as usize];
@@ -186,8 +196,13 @@ fn request(n: usize, i: u64, rng: u64, item: Option<&String>) -> (String, Value,
             "call",
         ),
         // Registrations: an operator's, so rarer than a planner's requests.
+        // Each worker cycles through 16 sources, registering each again
+        // with new content (a changed tool, re-embedded): the catalog stays
+        // the size a live one has (at most 32 x 16 tools beside the seeds),
+        // so memory measures leaks, not a catalog ten times larger at the
+        // end than at the start.
         75..78 => {
-            let name = format!("soak_tool_{n}_{i}");
+            let name = format!("soak_tool_{n}_{}", i % SOURCES_PER_WORKER);
             (
                 format!("/v1/tools?source=soak/{name}.jsonl"),
                 json!({"id": name, "name": name, "description": format!("Fetch the soak report number {i} for worker {n}")}),
@@ -238,13 +253,24 @@ fn record(
         return;
     }
     if status >= 400 {
+        // Busy or timed out: the write may still have been made.
+        if kind == "register" {
+            let name = body["name"].as_str().unwrap_or("").to_string();
+            let description = body["description"].as_str().unwrap_or("").to_string();
+            tally.unanswered.entry(name).or_default().push(description);
+        }
         return;
     }
     tally.latency_ms.entry(minute).or_default().push(ms);
     match (kind, item) {
-        ("register", _) => tally
-            .registered
-            .push(body["name"].as_str().unwrap_or("").into()),
+        ("register", _) => {
+            tally.registrations += 1;
+            let name: String = body["name"].as_str().unwrap_or("").into();
+            tally.unanswered.remove(&name);
+            tally
+                .registered
+                .insert(name, body["description"].as_str().unwrap_or("").into());
+        }
         ("usage", _) => tally.usage_acknowledged += 1,
         ("call", _) => tally.calls_acknowledged += 1,
         ("approve", Some(id)) => {
@@ -289,6 +315,11 @@ fn worker(
         match outcome {
             Err(()) => {
                 tally.down += 1;
+                if kind == "register" {
+                    let name = body["name"].as_str().unwrap_or("").to_string();
+                    let description = body["description"].as_str().unwrap_or("").to_string();
+                    tally.unanswered.entry(name).or_default().push(description);
+                }
                 drop(tally);
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -360,10 +391,16 @@ fn called_tool(addr: &str, upstream: &str) {
 fn lost_writes(addr: &str, tally: &Tally) -> Vec<String> {
     let agent = agent();
     let mut lost = Vec::new();
-    for name in &tally.registered {
+    for (name, description) in &tally.registered {
         let r = agent.get(&format!("http://{addr}/v1/tools/{name}")).call();
-        if !r.is_ok_and(|r| r.status() == 200) {
-            lost.push(format!("registered tool {name}"));
+        let held = r.ok().filter(|r| r.status() == 200).and_then(|mut r| {
+            let v: Value = serde_json::from_str(&r.body_mut().read_to_string().ok()?).ok()?;
+            v["description"].as_str().map(String::from)
+        });
+        let unanswered = tally.unanswered.get(name);
+        let made = |h: &String| h == description || unanswered.is_some_and(|u| u.contains(h));
+        if !held.as_ref().is_some_and(made) {
+            lost.push(format!("registered tool {name} ({description})"));
         }
     }
     let (_, body) = send(
@@ -511,7 +548,7 @@ fn soak(s: &Settings) -> Value {
         "refused_while_down": tally.down,
         "errors": tally.errors.len(),
         "error_samples": tally.errors.iter().take(10).collect::<Vec<_>>(),
-        "acknowledged_writes": tally.registered.len() as u64 + tally.usage_acknowledged + tally.calls_acknowledged + tally.items.len() as u64,
+        "acknowledged_writes": tally.registrations + tally.usage_acknowledged + tally.calls_acknowledged + tally.items.len() as u64,
         "acknowledged_calls": tally.calls_acknowledged,
         "lost_acknowledged_writes": lost,
         "rss_per_life": lives,
