@@ -99,6 +99,7 @@ fields! {
     ListTool => "invalid_tools_tool", "tool";
     RegisterSource => "invalid_register_source", "source";
     RegisterFormat => "invalid_register_format", "format";
+    RegisterStrict => "invalid_register_strict", "strict";
     RegisterBody => "invalid_register_body", "body";
     FailureTool => "invalid_failure_tool", "tool";
     FailureReason => "invalid_failure_reason", "reason";
@@ -111,6 +112,10 @@ fields! {
     ApprovalAccess => "invalid_approval_access", "access";
     ApprovalHealthUrl => "invalid_approval_health_url", "health_url";
     ApprovalCostPerCall => "invalid_approval_cost_per_call", "cost_per_call";
+    /// Tools whose screening blocks them, registered with strict screening.
+    Screening => "invalid_screened_tool", "tools";
+    /// Approving an item screening blocked, without saying why.
+    ApprovalOverride => "invalid_approval_override", "override_reason";
     /// The tool a call names (empty, too long).
     CallTool => "invalid_call_tool", "tool";
     /// A call's arguments that do not fit the tool's input schema (`at`:

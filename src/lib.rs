@@ -23,6 +23,7 @@ pub mod gateway;
 #[cfg(feature = "neo4j")]
 pub mod migrate;
 pub mod model;
+pub mod screen;
 pub mod server;
 pub mod synth;
 

@@ -5,9 +5,9 @@
 
 use super::gaps::{self, Gap};
 use super::model::{DiscoveryReport, NewSource, PendingTool, SourceKind, Status, short_hash};
-use super::screen::Reason;
 use super::{Airlock, fetch};
 use crate::error::{Error, Result};
+use crate::screen::Reason;
 
 impl Airlock {
     /// Gaps, most frequent first.
@@ -126,6 +126,7 @@ impl Airlock {
                         ),
                         field: None,
                         evidence: Some(gap.verb.clone()),
+                        severity: crate::screen::Severity::Info,
                     });
                     item
                 })

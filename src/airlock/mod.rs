@@ -3,7 +3,7 @@
 //! Operators register **sources** (an OpenAPI spec, an MCP server, a folder
 //! of manifests). A scan reads a source (bounded in time and size, see
 //! [`fetch`]) and turns every tool it offers into a [`PendingTool`]:
-//! screened ([`screen`]), hashed ([`pin`]) and waiting for a person. Nothing
+//! screened ([`crate::screen`]), hashed ([`pin`]) and waiting for a person. Nothing
 //! pending, rejected, changed or missing is in the catalog, so it is never
 //! searched, listed or counted. **Approve** registers the tool through the
 //! engine (constellation + embedding, store source `airlock/<source>/<name>`)
@@ -37,7 +37,6 @@ mod model;
 pub mod pin;
 pub mod reach;
 mod review;
-pub mod screen;
 mod sources;
 
 pub use gaps::Gap;
@@ -132,7 +131,9 @@ fn read_state(store: &dyn crate::graph::GraphStore) -> Result<State> {
         state.sources.insert(id.clone(), read(SOURCES, &id, &text)?);
     }
     for (id, text) in store.records(ITEMS)? {
-        state.items.insert(id.clone(), read(ITEMS, &id, &text)?);
+        let mut item: PendingTool = read(ITEMS, &id, &text)?;
+        item.settle_severity();
+        state.items.insert(id.clone(), item);
     }
     Ok(state)
 }
@@ -196,6 +197,14 @@ impl Airlock {
         if items.is_empty() {
             return Ok(());
         }
+        let items: Vec<PendingTool> = items
+            .iter()
+            .cloned()
+            .map(|mut i| {
+                i.settle_severity();
+                i
+            })
+            .collect();
         let records: Vec<(String, Option<String>)> = items
             .iter()
             .map(|i| Ok((i.id.clone(), Some(json(i)?))))
@@ -203,7 +212,7 @@ impl Airlock {
         self.engine.store().put_records(ITEMS, &records)?;
         let mut state = self.lock();
         for i in items {
-            state.items.insert(i.id.clone(), i.clone());
+            state.items.insert(i.id.clone(), i);
         }
         Ok(())
     }

@@ -2,10 +2,10 @@
 //! and the reports of scans and probes.
 
 use super::pin::{self, Pinned};
-use super::screen::Reason;
 use crate::error::{Error, Field, Result};
 use crate::model::ToolDescriptor;
 use crate::policy::limits::{Budget, Grant, UsagePolicy};
+use crate::screen::Reason;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -125,6 +125,9 @@ pub struct Review {
     pub at: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An approval over a `block` finding: why (and the codes overridden).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub override_reason: Option<String>,
 }
 
 /// A tool's health as its probes saw it.
@@ -198,8 +201,16 @@ pub struct PendingTool {
     pub source: String,
     pub name: String,
     pub status: Status,
-    /// Screening findings and the item's history (changed, missing, gap).
+    /// Screening findings and the item's history (changed, missing, gap),
+    /// worst first.
     pub reasons: Vec<Reason>,
+    /// The worst reason's severity: `block` items are approved only with
+    /// an override and a reason.
+    #[serde(default)]
+    pub severity: crate::screen::Severity,
+    /// The learned screen's probability that the tool is poisoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
     /// What changed since the approved (pinned) version.
     #[serde(default)]
     pub diff: Vec<pin::Change>,
@@ -227,6 +238,27 @@ pub struct PendingTool {
 }
 
 impl PendingTool {
+    /// Orders the reasons worst first and sets the item's severity from
+    /// them. Reasons written before screening had severities take their
+    /// code's (an `instruction` blocks), so an old finding is not
+    /// approvable without an override either.
+    pub(super) fn settle_severity(&mut self) {
+        use crate::screen::Severity;
+        for r in &mut self.reasons {
+            if r.severity == Severity::Info {
+                r.severity = match r.code.as_str() {
+                    "instruction" | "sensitive_path" | "hidden_content" | "confusable" => {
+                        Severity::Block
+                    }
+                    "shadows" => Severity::Warn,
+                    _ => Severity::Info,
+                };
+            }
+        }
+        crate::screen::worst_first(&mut self.reasons);
+        self.severity = crate::screen::severity_of(&self.reasons);
+    }
+
     /// A tool a scan found for the first time: pending review.
     pub(super) fn discovered(
         id: String,
@@ -242,6 +274,8 @@ impl PendingTool {
             name: manifest.name.clone(),
             status: Status::Pending,
             reasons,
+            severity: crate::screen::Severity::Info,
+            score: None,
             diff: Vec::new(),
             hash: content.hash(),
             pinned_hash: None,
@@ -274,6 +308,10 @@ pub struct Approval {
     /// A URL probed on a schedule (2xx = healthy); default: the source's.
     #[serde(default)]
     pub health_url: Option<String>,
+    /// Why an item with a `block` screening finding is approved all the
+    /// same (required for such an item; recorded in its review).
+    #[serde(default)]
+    pub override_reason: Option<String>,
 }
 
 /// What one scan found.

@@ -10,14 +10,15 @@ use crate::error::{Error, Field, Kind, Result};
 use crate::policy::limits::{UsagePolicy, now};
 
 impl Airlock {
-    /// Review items, optionally of one status, newest change first.
+    /// Review items, optionally of one status, worst screening severity
+    /// first, then newest change.
     pub fn items(&self, status: Option<Status>) -> Vec<PendingTool> {
         self.items_page(status, 0, usize::MAX).0
     }
 
-    /// One page of the review items with `status` (all: `None`), most
-    /// recently updated first, and how many there are in all. Only the
-    /// page is copied.
+    /// One page of the review items with `status` (all: `None`), worst
+    /// screening severity first, then most recently updated, and how many
+    /// there are in all. Only the page is copied.
     pub fn items_page(
         &self,
         status: Option<Status>,
@@ -30,7 +31,13 @@ impl Airlock {
             .values()
             .filter(|i| status.is_none_or(|s| i.status == s))
             .collect();
-        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        // Worst screening first, then the most recent change.
+        all.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then(b.updated_at.cmp(&a.updated_at))
+                .then(a.id.cmp(&b.id))
+        });
         let total = all.len();
         let page = all.into_iter().skip(offset).take(limit).cloned().collect();
         (page, total)
@@ -70,6 +77,7 @@ impl Airlock {
             }
             self.options.reach.check_url(h, Field::ApprovalHealthUrl)?;
         }
+        let override_reason = blocked_override(&before, approval.override_reason.as_deref())?;
         // Checked before anything is written.
         let policy = self.engine.check_usage_policy(&UsagePolicy {
             rate_limit: approval.rate_limit,
@@ -99,6 +107,7 @@ impl Airlock {
             by: by.to_string(),
             at: now(),
             reason: None,
+            override_reason,
         });
         item.updated_at = now();
         self.engine
@@ -138,6 +147,7 @@ impl Airlock {
             by: by.to_string(),
             at: now(),
             reason: Some(reason.trim().chars().take(2_000).collect()),
+            override_reason: None,
         });
         item.updated_at = now();
         self.save_items(std::slice::from_ref(&item))?;
@@ -147,4 +157,36 @@ impl Airlock {
         })?;
         Ok(item)
     }
+}
+
+/// The recorded override of an approval: `None` for an item without a
+/// `block` finding; for one with, the reason given (with the codes it
+/// overrides), or an error naming `override_reason` when none is.
+fn blocked_override(item: &PendingTool, given: Option<&str>) -> Result<Option<String>> {
+    use crate::screen::Severity;
+    let blocking: Vec<&str> = item
+        .reasons
+        .iter()
+        .filter(|r| r.severity == Severity::Block)
+        .map(|r| r.code.as_str())
+        .collect();
+    if blocking.is_empty() {
+        return Ok(None);
+    }
+    let given = given.map(str::trim).filter(|g| !g.is_empty());
+    let Some(reason) = given else {
+        return Err(Error::invalid_field(
+            Field::ApprovalOverride,
+            format!(
+                "`{}` has findings that block approval ({}): approve with `override_reason` saying why it is safe",
+                item.name,
+                blocking.join(", ")
+            ),
+        ));
+    };
+    let reason: String = reason.chars().take(2_000).collect();
+    Ok(Some(format!(
+        "{reason} (overrides: {})",
+        blocking.join(", ")
+    )))
 }

@@ -7,37 +7,19 @@ use super::model::{
 };
 use super::pin::Pinned;
 use super::reach::Reach;
-use super::screen::{self, Reason};
 use super::{Airlock, ITEMS, SOURCES, fetch};
 use crate::error::{Error, Field, Kind, Result};
 use crate::import::{self, Format};
 use crate::model::{ToolDescriptor, Upstream};
 use crate::policy::limits::now;
+use crate::screen::{self, Reason};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A discovered tool with the raw manifest node it came from.
 pub(super) struct Found {
     pub descriptor: ToolDescriptor,
     pub raw: Option<Value>,
-}
-
-/// Every string under a raw manifest node, with its JSON pointer.
-fn strings(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::String(s) => out.push((at.to_string(), s.clone())),
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                strings(x, &format!("{at}/{i}"), out);
-            }
-        }
-        Value::Object(m) => {
-            for (k, x) in m {
-                strings(x, &format!("{at}/{}", import::escape_pointer(k)), out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The raw document of a manifest text (JSON or YAML), for screening.
@@ -76,35 +58,13 @@ fn content_of(found: &Found) -> Pinned {
     }
 }
 
-/// Screening findings for one discovered tool.
-fn screening<'a>(found: &Found, registered: impl IntoIterator<Item = &'a str>) -> Vec<Reason> {
-    let d = &found.descriptor;
-    let mut texts: Vec<(String, String)> = Vec::new();
+/// What screening reads of one discovered tool: every string of its raw
+/// entry, or its parsed texts.
+fn to_screen(found: &Found) -> crate::engine::ToScreen {
     match &found.raw {
-        Some(raw) => strings(raw, "", &mut texts),
-        None => {
-            texts.push(("/description".into(), d.description.clone()));
-            for p in &d.params {
-                texts.push((
-                    format!("/params/{}/description", p.name),
-                    p.description.clone(),
-                ));
-            }
-        }
+        Some(raw) => crate::engine::ToScreen::of_raw(&found.descriptor, raw),
+        None => crate::engine::ToScreen::of_descriptor(&found.descriptor),
     }
-    let mut out = screen::screen_name(&d.name, registered);
-    for (field, text) in texts {
-        let field = field.trim_start_matches('/');
-        for r in screen::screen_text(if field.is_empty() { "text" } else { field }, &text) {
-            if !out
-                .iter()
-                .any(|o| o.code == r.code && o.message == r.message)
-            {
-                out.push(r);
-            }
-        }
-    }
-    out
 }
 
 /// What one scan changes: items to write, catalog sources to unload,
@@ -124,8 +84,8 @@ struct Known<'a> {
     items: &'a BTreeMap<String, PendingTool>,
     /// Content hashes of pinned tools of every source, with their names.
     pinned: &'a [(String, String)],
-    /// Names other sources registered, with the store source.
-    registered: &'a [(String, String)],
+    /// Each found tool's screening (by name), computed before the plan.
+    screened: &'a HashMap<String, screen::Screening>,
     at: u64,
 }
 
@@ -161,13 +121,9 @@ impl Known<'_> {
         let name = f.descriptor.name.clone();
         let content = content_of(&f);
         let hash = content.hash();
-        let own = store_source(&self.source.id, &name);
-        let others = self
-            .registered
-            .iter()
-            .filter(|(_, s)| *s != own)
-            .map(|(n, _)| n.as_str());
-        let mut reasons = screening(&f, others);
+        let screened = self.screened.get(&name);
+        let mut reasons = screened.map(|s| s.reasons.clone()).unwrap_or_default();
+        let score = screened.and_then(|s| s.score);
         if let Some((_, was)) = self
             .pinned
             .iter()
@@ -180,14 +136,16 @@ impl Known<'_> {
         }
         let Some(mut item) = self.items.get(&id).cloned() else {
             plan.report.new.push(id.clone());
-            plan.items.push(PendingTool::discovered(
+            let mut item = PendingTool::discovered(
                 id,
                 &self.source.id,
                 f.descriptor,
                 content,
                 reasons,
                 self.at,
-            ));
+            );
+            item.score = score;
+            plan.items.push(item);
             return;
         };
         // A pin from before upstreams were pinned matches the same content
@@ -232,7 +190,8 @@ impl Known<'_> {
                     Reason::new(
                         "changed",
                         "its content changed since approval: out of search until reviewed again",
-                    ),
+                    )
+                    .with_severity(screen::Severity::Warn),
                 );
                 plan.report.changed.push(id.clone());
             }
@@ -245,6 +204,7 @@ impl Known<'_> {
         if item.status != Status::Approved {
             item.reasons = reasons;
             item.reasons.extend(gaps);
+            item.score = score;
         }
         item.hash = hash;
         item.manifest = f.descriptor;
@@ -479,7 +439,6 @@ impl Airlock {
                 return Err(e);
             }
         };
-        let registered = self.engine.registered_names();
         let (items, pinned) = {
             let state = self.lock();
             let items: BTreeMap<String, PendingTool> = state
@@ -495,11 +454,18 @@ impl Airlock {
                 .collect();
             (items, pinned)
         };
+        let to_screen: Vec<_> = found.iter().map(to_screen).collect();
+        let screened: HashMap<String, screen::Screening> = self
+            .engine
+            .screen_tools(&format!("airlock/{id}"), &to_screen)
+            .into_iter()
+            .map(|s| (s.tool.clone(), s))
+            .collect();
         let plan = Known {
             source: &source,
             items: &items,
             pinned: &pinned,
-            registered: &registered,
+            screened: &screened,
             at: now(),
         }
         .plan(found);

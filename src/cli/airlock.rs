@@ -179,6 +179,10 @@ pub(crate) enum PendingAction {
         cost_per_call: Option<f64>,
         #[arg(long)]
         health_url: Option<String>,
+        /// Why a tool screening blocked is approved all the same (required
+        /// for such a tool; recorded in its review).
+        #[arg(long = "override")]
+        override_reason: Option<String>,
     },
     /// Reject, saying why.
     Reject {
@@ -357,6 +361,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
             agents,
             cost_per_call,
             health_url,
+            override_reason,
         } => {
             let budget = match budget {
                 Some(limit) => Some(Budget {
@@ -383,6 +388,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
                     access,
                     cost_per_call,
                     health_url,
+                    override_reason,
                 },
                 &operator(),
             )?;

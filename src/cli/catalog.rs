@@ -14,11 +14,15 @@ pub(crate) enum Command {
     /// Load the bundled ontology and seeds, then serve the HTTP API and MCP.
     Serve(Box<ServeArgs>),
     /// Load Turtle, MCP tools/list JSON, OpenAPI or JSONL files (one transaction).
+    /// Manifests are screened (findings printed to stderr).
     Load {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         #[arg(long)]
         format: Option<String>,
+        /// Refuse the files when screening finds a `block` reason.
+        #[arg(long)]
+        strict: bool,
     },
     /// List the tools in the store.
     Tools {
@@ -56,6 +60,9 @@ pub(crate) enum Command {
         dry_run: bool,
         #[arg(long)]
         json: bool,
+        /// Refuse the file when screening finds a `block` reason.
+        #[arg(long)]
+        strict: bool,
     },
     /// Vector index health: count, model id, re-embedded on open.
     Index {
@@ -142,9 +149,15 @@ fn parse_format(f: &Option<String>) -> Result<Option<Format>> {
 pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
     match command {
         Command::Serve(args) => serve(g, *args)?,
-        Command::Load { paths, format } => {
+        Command::Load {
+            paths,
+            format,
+            strict,
+        } => {
             let engine = g.open(true)?;
-            let outcome = engine.load_paths(&paths, parse_format(&format)?)?;
+            let outcome =
+                engine.load_paths_screened(&paths, parse_format(&format)?, Some(strict))?;
+            render::screening(&outcome.screening);
             println!(
                 "loaded {} file(s): {} -> {} quads, {} tools; {}",
                 outcome.files.len(),
@@ -168,7 +181,8 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             format,
             dry_run,
             json,
-        } => import(g, file, parse_format(&format)?, dry_run, json)?,
+            strict,
+        } => import(g, file, parse_format(&format)?, dry_run, json, strict)?,
         Command::Migrate { from, to, replace } => migrate(g, &from, &to, replace)?,
         Command::Index { json } => {
             // Read the index as stored, without re-embedding anything.
@@ -190,6 +204,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
 /// the service until SIGTERM.
 fn serve(g: &Global, a: ServeArgs) -> Result<()> {
     toolgraph::server::init_tracing();
+    toolgraph::alloc::trim_c_heap(std::time::Duration::from_secs(10));
     let admin = std::env::var("TOOLGRAPH_ADMIN_KEY").ok();
     let keys = toolgraph::server::Keys::load(admin.as_deref(), a.keys.as_deref())?;
     let engine = g.open(true)?;
@@ -299,10 +314,12 @@ fn import(
     format: Option<Format>,
     dry_run: bool,
     json: bool,
+    strict: bool,
 ) -> Result<()> {
     let engine = g.open(!dry_run)?;
     if !dry_run {
-        let outcome = engine.load_paths(&[file], format)?;
+        let outcome = engine.load_paths_screened(&[file], format, Some(strict))?;
+        render::screening(&outcome.screening);
         println!(
             "imported: {} tools in the store; {}",
             outcome.store.tools,

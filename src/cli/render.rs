@@ -191,3 +191,34 @@ pub(crate) fn matches(resp: &SearchResponse, explain: bool) -> String {
     }
     out
 }
+
+/// Screening findings of loaded manifests, worst first, on stderr (the
+/// same report `POST /v1/tools` answers and the airlock's review shows).
+pub(crate) fn screening(report: &[toolgraph::screen::Screening]) {
+    if report.is_empty() {
+        return;
+    }
+    let mut report: Vec<&toolgraph::screen::Screening> = report.iter().collect();
+    report.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.tool.cmp(&b.tool)));
+    eprintln!("screening: {} tool(s) with findings", report.len());
+    for s in report {
+        let score = s
+            .score
+            .map(|x| format!(", score {x:.2}"))
+            .unwrap_or_default();
+        eprintln!("  {} [{}{score}]", s.tool, s.severity.as_str());
+        for r in &s.reasons {
+            eprintln!(
+                "    {} {}: {} ({}){}",
+                r.severity.as_str(),
+                r.code,
+                r.message,
+                r.field.as_deref().unwrap_or("-"),
+                r.evidence
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+}

@@ -24,6 +24,7 @@ pub use double::HashEmbedder;
 pub use fastembed::FastEmbedder;
 pub(crate) use index::QueryCodes;
 pub use index::VectorIndex;
+pub(crate) use store::content_hash;
 pub use store::{IndexHealth, SyncReport, index_health, read_vectors};
 pub(crate) use sync::{Ahead, embed_ahead};
 pub use sync::{SharedVectors, SyncSources, Vectors, sync_index, sync_vectors};

@@ -96,7 +96,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) fn content_hash(text: &str) -> String {
+pub(crate) fn content_hash(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 

@@ -116,6 +116,14 @@ pub struct Ahead {
 }
 
 impl Ahead {
+    /// Vectors computed elsewhere for `texts` (in order), e.g. by screening
+    /// before the write.
+    pub fn from_vectors(texts: &[String], vectors: Vec<Vec<f32>>) -> Self {
+        Self {
+            vectors: texts.iter().map(|t| content_hash(t)).zip(vectors).collect(),
+        }
+    }
+
     /// Vectors computed.
     pub fn len(&self) -> usize {
         self.vectors.len()

@@ -17,7 +17,10 @@ mod ranking;
 mod reads;
 mod register;
 mod requests;
+mod screening;
 mod service;
+
+pub use screening::ToScreen;
 
 pub use calls::Callable;
 pub use operator::{Validation, embed_text, validate};

@@ -74,6 +74,16 @@ impl Engine {
     /// Loads sources in one transaction (all or nothing), then refreshes
     /// the snapshot (re-embedding only what changed).
     pub fn load(&self, sources: &[Source]) -> Result<(LoadReport, Option<SyncReport>)> {
+        self.load_ahead(sources, None)
+    }
+
+    /// Loads sources like [`Engine::load`], taking the vectors `ahead`
+    /// holds (screening computed them) instead of embedding those texts.
+    fn load_ahead(
+        &self,
+        sources: &[Source],
+        ahead: Option<Ahead>,
+    ) -> Result<(LoadReport, Option<SyncReport>)> {
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let write = || {
             let report = if self.strict {
@@ -83,6 +93,10 @@ impl Engine {
             };
             Ok((report, self.read_store()?))
         };
+        if let Some(ahead) = ahead {
+            let (report, read) = write()?;
+            return Ok((report, self.publish(read, Some(&ahead))?));
+        }
         let texts = self.texts_ahead(sources);
         let Some(embedder) = self.embedder.as_deref().filter(|_| !texts.is_empty()) else {
             let (report, read) = write()?;
@@ -126,17 +140,37 @@ impl Engine {
 
     /// Loads files (Turtle, MCP, OpenAPI, JSONL) in one transaction.
     pub fn load_paths(&self, paths: &[PathBuf], format: Option<Format>) -> Result<LoadOutcome> {
+        self.load_paths_screened(paths, format, None)
+    }
+
+    /// Loads files like [`Engine::load_paths`]; with `screening`, their
+    /// manifests are screened first (reported in the outcome; with
+    /// `Some(true)` a `block` finding refuses the files, nothing written).
+    pub fn load_paths_screened(
+        &self,
+        paths: &[PathBuf],
+        format: Option<Format>,
+        screening: Option<bool>,
+    ) -> Result<LoadOutcome> {
         let _one = self
             .preparing
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let files = import::collect_files(paths)?;
         let sources = self.prepare(&files, format)?;
-        let (store, embeddings) = self.load(&sources)?;
+        let (report, ahead) = match screening {
+            Some(strict) => {
+                let s = self.screen_sources(&sources, strict)?;
+                (s.report, s.ahead)
+            }
+            None => (Vec::new(), None),
+        };
+        let (store, embeddings) = self.load_ahead(&sources, ahead)?;
         Ok(LoadOutcome {
             store,
             embeddings,
             files: files.iter().map(|f| f.display().to_string()).collect(),
+            screening: report,
         })
     }
 
@@ -148,6 +182,19 @@ impl Engine {
         source: Option<&str>,
         text: &str,
         format: Option<Format>,
+    ) -> Result<Registration> {
+        self.register_screened(source, text, format, false)
+    }
+
+    /// Registers like [`Engine::register_text`], its manifests screened
+    /// first (the report in the answer); with `strict`, a `block` finding
+    /// refuses the text and nothing is written.
+    pub fn register_screened(
+        &self,
+        source: Option<&str>,
+        text: &str,
+        format: Option<Format>,
+        strict: bool,
     ) -> Result<Registration> {
         let name = match source {
             Some(s) if s.trim().is_empty() || s.len() > 256 || s.contains(char::is_control) => {
@@ -184,7 +231,8 @@ impl Engine {
             .flatten()
             .flat_map(|c| c.warnings.iter().cloned())
             .collect();
-        let (store, embeddings) = self.load(&sources)?;
+        let screened = self.screen_sources(&sources, strict)?;
+        let (store, embeddings) = self.load_ahead(&sources, screened.ahead)?;
         let tools = self.snapshot().catalog.of_source(&name).len();
         Ok(Registration {
             source: name,
@@ -192,6 +240,7 @@ impl Engine {
             store,
             embeddings,
             warnings,
+            screening: screened.report,
         })
     }
 
@@ -218,6 +267,7 @@ impl Engine {
             store,
             embeddings,
             warnings: Vec::new(),
+            screening: Vec::new(),
         })
     }
 
@@ -344,12 +394,13 @@ impl Engine {
         text: &str,
         format: Option<&str>,
         content_type: &str,
+        strict: bool,
     ) -> Result<Registration> {
         let format = match format {
             Some(f) => Some(f.parse::<Format>()?),
             None => Format::of_content_type(content_type),
         };
-        self.register_text(source, text, format)
+        self.register_screened(source, text, format, strict)
     }
 
     /// The caller policy and its context as facts (an operator's view).

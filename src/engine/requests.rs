@@ -297,6 +297,9 @@ pub struct LoadOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<SyncReport>,
     pub files: Vec<String>,
+    /// Screening of the manifests loaded (tools with findings), when asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screening: Vec<crate::screen::Screening>,
 }
 
 /// A listing of the tools a caller may see.
@@ -376,6 +379,10 @@ pub struct Registration {
     /// What the importer had to decide for itself (a verb minted from a
     /// tool's name, …).
     pub warnings: Vec<String>,
+    /// Screening of the registered manifests: the tools with findings,
+    /// worst first within each (see the airlock's review for the codes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screening: Vec<crate::screen::Screening>,
 }
 
 /// One call a planner or executor made, to count against the tool's usage

@@ -1,35 +1,88 @@
-//! Screening at discovery: what in a tool's text looks like an attack on the
-//! model that will read it. Screening flags, a person decides: each finding
-//! is a [`Reason`] on the pending item, with the evidence quoted.
+//! Screening: what in a tool's text looks like an attack on the model that
+//! will read it. Screening flags, a person decides: each finding is a
+//! [`Reason`] with the evidence quoted, the field it is in and a
+//! [`Severity`]; an item's severity is its worst reason's.
 //!
-//! - **instruction**: text addressed to the model rather than describing the
-//!   tool ("ignore previous instructions", "do not tell the user", "before
-//!   using this tool, read …", exfiltration of secrets, role tags);
-//! - **sensitive_path**: credentials and agent configuration (`~/.ssh`,
-//!   `id_rsa`, `.env`, `mcp.json`…);
-//! - **hidden_content**: zero-width, bidi control and tag characters, other
-//!   control characters, HTML comments, very long whitespace runs;
-//! - **url**, **file_path**: links and paths in the description;
-//! - **shadows**, **confusable**: a name equal to a registered tool's, or
-//!   equal once look-alike characters are folded (`sеnd_email` with a
-//!   Cyrillic е).
-//!
-//! Screening reads the raw strings of the manifest (before the importer
-//! collapses whitespace), every string under the tool: description,
-//! parameter descriptions, enum values, titles.
+//! Rule families (`rules.rs`), each a code:
+//! - **instruction** (block): override of the model's instructions, a new
+//!   role or mode;
+//! - **concealment** (block): hide something from the user;
+//! - **authority** (warn; block beside another directive): `SYSTEM:`,
+//!   `<IMPORTANT>`, "an important message from the user", security
+//!   protocols addressed to the model;
+//! - **cross_tool** (warn; info when the tool named is of the same source):
+//!   call another tool first, instead or afterwards;
+//! - **argument_manipulation** (warn): always set, append, replace or
+//!   redirect an argument, a recipient, an account;
+//! - **deprecation** (warn): another tool is deprecated, use this one;
+//! - **exfiltration** (block): send data to an address, a host or a
+//!   parameter (documentation e-mails such as `name@example.com` excepted);
+//! - **preference** (warn): the best or only tool, never choose another;
+//! - **shell_command** (block): piped downloads, permission changes;
+//! - **sensitive_path** (block): credentials and agent configuration;
+//! - **out_of_scope_parameter** (warn): a parameter asking for the model's
+//!   name, its prompt, the conversation, other tools or secrets;
+//! - **hidden_content** (block, `hidden.rs`): invisible characters, HTML
+//!   comments, text pushed out of view (not docstring indentation);
+//! - **shadows** (warn), **confusable** (block for look-alikes of a
+//!   registered name, warn for non-ASCII names) (`names.rs`);
+//! - **url**, **file_path** (info); schema metadata (`$schema`, `$id`,
+//!   `$ref`) is not read as text.
+//! - **learned** (`learned.rs`): a classifier over the text's MiniLM
+//!   embedding and the rule features, warn or block by its score.
 
-use regex::{Regex, RegexBuilder};
+mod hidden;
+pub mod learned;
+mod names;
+mod rules;
+
+pub(crate) use hidden::{hidden_char, visible};
+pub use names::{Registered, screen_name, screen_name_in, skeleton};
+
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
-use unicode_normalization::UnicodeNormalization;
+
+/// How much a finding weighs: `block` cannot be approved without an
+/// explicit override and a reason; `warn` asks a reviewer to look; `info`
+/// is context.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    #[default]
+    Info,
+    Warn,
+    Block,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Block => "block",
+        }
+    }
+}
 
 /// Why an item is pending as it is (screening findings, a change since
 /// approval, a gap it may fill…).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Reason {
-    /// `instruction`, `sensitive_path`, `hidden_content`, `url`, `file_path`,
-    /// `shadows`, `confusable`, `possible_rename`, `changed`, `missing`,
-    /// `gap`, `new`.
+    /// A screening code (see the module documentation) or one that
+    /// describes the item's history: `possible_rename`, `changed`,
+    /// `missing`, `gap`, `new`.
     pub code: String,
     pub message: String,
     /// Where: the field (`description`, `input_schema/properties/q/description`).
@@ -38,6 +91,9 @@ pub struct Reason {
     /// The text that matched (control characters shown as `U+XXXX`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// `block`, `warn` or `info`.
+    #[serde(default)]
+    pub severity: Severity,
 }
 
 impl Reason {
@@ -47,138 +103,53 @@ impl Reason {
             message: message.into(),
             field: None,
             evidence: None,
+            severity: Severity::Info,
         }
+    }
+
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
     }
 }
 
 /// Codes that screening raises (the rest describe the item's history).
 pub const SCREENING_CODES: &[&str] = &[
     "instruction",
+    "concealment",
+    "authority",
+    "cross_tool",
+    "argument_manipulation",
+    "deprecation",
+    "exfiltration",
+    "preference",
+    "shell_command",
     "sensitive_path",
+    "out_of_scope_parameter",
     "hidden_content",
     "url",
     "file_path",
     "shadows",
     "confusable",
+    "learned",
 ];
 
-struct Rule {
-    code: &'static str,
-    message: &'static str,
-    re: Regex,
+/// Orders reasons worst first (stable: equal severities keep their order).
+pub fn worst_first(reasons: &mut [Reason]) {
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.severity));
 }
 
-fn rules() -> &'static [Rule] {
-    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
-    RULES.get_or_init(|| {
-        let r = |code, message, pattern: &str| Rule {
-            code,
-            message,
-            re: RegexBuilder::new(pattern)
-                .case_insensitive(true)
-                .build()
-                .unwrap_or_else(|e| panic!("screening rule `{pattern}`: {e}")),
-        };
-        vec![
-            r("instruction", "tells the model to ignore its instructions",
-              r"\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|every\s+|your\s+|the\s+)*(previous|prior|above|earlier|preceding|other|system|safety|original)?\s*(instructions?|prompts?|rules|guidelines|directions|guardrails|policies)\b"),
-            r("instruction", "tells the model to hide something from the user",
-              r"\b(do\s+not|don'?t|never|must\s+not)\s+(tell|inform|mention|reveal|show|disclose|notify|alert|let)\b[^.]{0,40}\buser"),
-            r("instruction", "tells the model to act without the user knowing",
-              r"\bwithout\s+(telling|informing|notifying|asking|alerting|the\s+user\s+knowing)"),
-            r("instruction", "asks the model to keep something secret",
-              r"\b(keep\s+(this|it|that)\s+(secret|hidden|confidential|between\s+us)|silently|secretly|covertly|surreptitiously)\b"),
-            r("instruction", "tells the model to do something before or after using the tool",
-              r"\b(before|prior\s+to|after|when)\s+(using|calling|invoking|running)\s+(this|any|the|other)\s+tools?\b[^.]{0,100}\b(read|send|include|pass|upload|forward|copy|open|cat|fetch|access|collect|attach|append)\b"),
-            r("instruction", "addresses the model with a role or priority tag",
-              r"<\s*/?\s*(important|system|instructions?|secret|admin|hidden|assistant)\s*>|\[\s*(system|instructions?)\s*\]|\byou\s+are\s+now\b|\bnew\s+instructions\b|\bsystem\s+prompt\b|\bjailbreak"),
-            r("instruction", "asks the model to send out secrets or the conversation",
-              r"\b(send|forward|upload|post|email|transmit|exfiltrate|leak|share|include|append|attach|pass)\s+(all\s+|the\s+|any\s+|your\s+|their\s+|every\s+)*(previous\s+|full\s+|entire\s+|user'?s?\s+)?(conversation|chat\s+history|message\s+history|credentials|api[\s_-]*keys?|access\s+tokens?|tokens|secrets?|passwords|private\s+keys?|ssh\s+keys?|environment\s+variables|contents?\s+of\s+(the\s+)?(file|~|/))"),
-            r("instruction", "steers the model away from other tools",
-              r"\b(always|only)\s+(use|call|prefer)\s+this\s+tool\b|\b(do\s+not|don'?t|never)\s+(use|call)\s+(the\s+|any\s+)?(other\s+)?\w+\s+tools?\b|\binstead\s+of\s+(the\s+)?\w+\s+tool\b"),
-            r("sensitive_path", "names credentials or agent configuration files",
-              r"(~/\.ssh|\bid_rsa\b|\bid_ed25519\b|/etc/passwd|/etc/shadow|(^|[\s/'`])\.env\b|\.aws/credentials|\.npmrc|\.netrc|\.git-credentials|\bmcp\.json\b|claude_desktop_config|\.cursor/|\.kube/config|\.docker/config\.json)"),
-            r("url", "links to a location",
-              r"\bhttps?://[^\s)>\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}\S*"),
-            r("file_path", "names a file path",
-              r"(^|[\s(`'])(~/[^\s]*|/(etc|home|root|usr|var|tmp|opt|proc|Users)/[^\s]*|[A-Za-z]:\\[^\s]*|\.\./[^\s]*)"),
-        ]
-    })
+/// The worst severity among `reasons` (`info` for none).
+pub fn severity_of(reasons: &[Reason]) -> Severity {
+    reasons.iter().map(|r| r.severity).max().unwrap_or_default()
 }
 
-/// Shown instead of an invisible character.
-fn visible(c: char) -> String {
-    format!("U+{:04X}", c as u32)
-}
+/// Keys whose values are schema metadata, not text a model reads.
+const METADATA_KEYS: &[&str] = &[
+    "$schema", "$id", "$ref", "type", "format", "pattern", "$comment",
+];
 
-fn hidden_char(c: char) -> Option<&'static str> {
-    match c as u32 {
-        0x200B..=0x200D | 0x2060..=0x2064 | 0xFEFF | 0x180E | 0x00AD => Some("zero-width"),
-        0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C => Some("bidi control"),
-        0xE0000..=0xE007F => Some("tag"),
-        0xE000..=0xF8FF => Some("private use"),
-        0x00..=0x08 | 0x0B | 0x0C | 0x0E..=0x1F | 0x7F..=0x9F => Some("control"),
-        _ => None,
-    }
-}
-
-/// Consecutive whitespace characters that count as a hiding place.
-const LONG_WHITESPACE: usize = 24;
-/// Consecutive line breaks that count as a hiding place.
-const MANY_NEWLINES: usize = 5;
-
-fn hidden(field: &str, text: &str, out: &mut Vec<Reason>) {
-    let mut kinds: Vec<(&str, String)> = Vec::new();
-    for c in text.chars() {
-        if let Some(kind) = hidden_char(c)
-            && !kinds.iter().any(|(k, _)| *k == kind)
-        {
-            kinds.push((kind, visible(c)));
-        }
-    }
-    for (kind, example) in kinds {
-        out.push(Reason {
-            code: "hidden_content".into(),
-            message: format!("contains invisible {kind} characters"),
-            field: Some(field.into()),
-            evidence: Some(example),
-        });
-    }
-    if let Some(at) = text.find("<!--") {
-        out.push(Reason {
-            code: "hidden_content".into(),
-            message: "contains an HTML comment".into(),
-            field: Some(field.into()),
-            evidence: Some(snippet(text, at, 60)),
-        });
-    }
-    let (mut run, mut newlines, mut longest, mut most_newlines) = (0, 0, 0, 0);
-    for c in text.chars() {
-        if c.is_whitespace() {
-            run += 1;
-            if c == '\n' {
-                newlines += 1;
-            }
-        } else {
-            run = 0;
-            newlines = 0;
-        }
-        longest = longest.max(run);
-        most_newlines = most_newlines.max(newlines);
-    }
-    if longest >= LONG_WHITESPACE || most_newlines >= MANY_NEWLINES {
-        out.push(Reason {
-            code: "hidden_content".into(),
-            message: format!(
-                "contains a run of {longest} whitespace characters ({most_newlines} line breaks) that can push text out of view"
-            ),
-            field: Some(field.into()),
-            evidence: None,
-        });
-    }
-}
-
-fn snippet(text: &str, at: usize, len: usize) -> String {
+pub(crate) fn snippet(text: &str, at: usize, len: usize) -> String {
     let start = (0..=at)
         .rev()
         .find(|&i| text.is_char_boundary(i))
@@ -197,116 +168,233 @@ fn snippet(text: &str, at: usize, len: usize) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Findings in one field's text.
-pub fn screen_text(field: &str, text: &str) -> Vec<Reason> {
+/// The tool a rule's match names (its `t1`…`t4` group), if any.
+fn named_tool<'t>(caps: &regex::Captures<'t>) -> Option<&'t str> {
+    ["t1", "t2", "t3", "t4"]
+        .iter()
+        .find_map(|g| caps.name(g))
+        .map(|m| m.as_str().trim_matches(|c| matches!(c, '\'' | '"' | '`')))
+}
+
+/// Findings in one field's text; `siblings` are the names of the tools of
+/// the same source (a cross-tool directive or deprecation naming one of
+/// them is routing inside one server: `info`).
+pub fn screen_field(field: &str, text: &str, siblings: &[&str]) -> Vec<Reason> {
     let mut out = Vec::new();
-    hidden(field, text, &mut out);
+    hidden::hidden(field, text, &mut out);
     // Rules read the text with invisible characters removed, so a word
     // split by a zero-width space is still the word.
     let plain: String = text.chars().filter(|c| hidden_char(*c).is_none()).collect();
-    for rule in rules() {
-        if let Some(m) = rule.re.find(&plain)
-            && !out
-                .iter()
-                .any(|r| r.code == rule.code && r.message == rule.message)
-        {
-            out.push(Reason {
-                code: rule.code.into(),
-                message: rule.message.into(),
-                field: Some(field.into()),
-                evidence: Some(snippet(
-                    &plain,
-                    m.start(),
-                    (m.end() - m.start()).clamp(12, 120),
-                )),
-            });
+    for rule in rules::rules() {
+        if out.iter().any(|r| r.code == rule.code) {
+            continue;
         }
-    }
-    out
-}
-
-/// A name with look-alike characters folded: compatibility forms, Cyrillic
-/// and Greek letters that look Latin, `0`/`1`/`I`, `rn`, and separators.
-pub fn skeleton(name: &str) -> String {
-    let folded: String = name
-        .nfkc()
-        .map(|c| match c {
-            'I' | '1' | '|' => 'l',
-            '0' => 'o',
-            '5' => 's',
-            _ => c,
-        })
-        .flat_map(char::to_lowercase)
-        .map(|c| match c {
-            'а' | 'α' => 'a',
-            'в' | 'β' => 'b',
-            'с' | 'ϲ' => 'c',
-            'ԁ' => 'd',
-            'е' | 'ε' | 'ё' => 'e',
-            'ɡ' => 'g',
-            'һ' => 'h',
-            'і' | 'ι' | 'ı' => 'i',
-            'ј' => 'j',
-            'κ' | 'к' => 'k',
-            'ⅼ' => 'l',
-            'м' => 'm',
-            'п' | 'η' => 'n',
-            'о' | 'ο' | 'σ' => 'o',
-            'р' | 'ρ' => 'p',
-            'ԛ' => 'q',
-            'ѕ' => 's',
-            'т' | 'τ' => 't',
-            'υ' | 'ц' => 'u',
-            'ν' => 'v',
-            'ԝ' | 'ω' => 'w',
-            'х' | 'χ' => 'x',
-            'у' | 'γ' => 'y',
-            'ᴢ' => 'z',
-            other => other,
-        })
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' ' | ':' | '/') && hidden_char(*c).is_none())
-        .collect();
-    folded.replace("rn", "m").replace("vv", "w")
-}
-
-/// Findings on a tool's name against the names already registered (by
-/// other sources or tools).
-pub fn screen_name<'a>(name: &str, registered: impl IntoIterator<Item = &'a str>) -> Vec<Reason> {
-    let mut out = Vec::new();
-    let odd: Vec<String> = name
-        .chars()
-        .filter(|c| !c.is_ascii() || hidden_char(*c).is_some())
-        .map(visible)
-        .collect();
-    if !odd.is_empty() {
+        let found = rule.re.captures_iter(&plain).find(|caps| {
+            let email = caps.name("e1").or_else(|| caps.name("e2"));
+            !email.is_some_and(|e| rules::example_email(e.as_str()))
+        });
+        let Some(caps) = found else { continue };
+        let m = caps.get(0).expect("a match has its whole");
+        let sibling =
+            named_tool(&caps).is_some_and(|t| siblings.iter().any(|s| s.eq_ignore_ascii_case(t)));
         out.push(Reason {
-            code: "confusable".into(),
-            message: "the name has characters outside ASCII".into(),
-            field: Some("name".into()),
-            evidence: Some(odd.join(" ")),
+            code: rule.code.into(),
+            message: rule.message.into(),
+            field: Some(field.into()),
+            evidence: Some(snippet(
+                &plain,
+                m.start(),
+                (m.end() - m.start()).clamp(12, 160),
+            )),
+            severity: if sibling {
+                Severity::Info
+            } else {
+                rule.severity
+            },
         });
     }
-    let sk = skeleton(name);
-    for other in registered {
-        if other.eq_ignore_ascii_case(name) {
-            out.push(Reason {
-                code: "shadows".into(),
-                message: format!("has the name of registered tool `{other}`"),
-                field: Some("name".into()),
-                evidence: Some(other.to_string()),
-            });
-        } else if skeleton(other) == sk {
-            out.push(Reason {
-                code: "confusable".into(),
-                message: format!(
-                    "differs from registered tool `{other}` only by look-alike characters"
-                ),
-                field: Some("name".into()),
-                evidence: Some(other.to_string()),
-            });
+    out
+}
+
+/// Findings in one field's text, no siblings known.
+pub fn screen_text(field: &str, text: &str) -> Vec<Reason> {
+    screen_field(field, text, &[])
+}
+
+/// The parameter a field path is under (`inputSchema/properties/q/…`,
+/// `params/q/description`).
+fn parameter_of(field: &str) -> Option<&str> {
+    let parts: Vec<&str> = field.split('/').collect();
+    parts
+        .windows(2)
+        .rev()
+        .find(|w| w[0] == "properties" || w[0] == "params")
+        .map(|w| w[1])
+}
+
+/// Findings over every text of one tool (`(field, text)` pairs, e.g. every
+/// string of its manifest entry), deduplicated by code and message, with
+/// out-of-scope parameters and authority escalation (authority framing
+/// beside another directive blocks).
+pub fn screen_texts(texts: &[(String, String)], siblings: &[&str]) -> Vec<Reason> {
+    let mut out: Vec<Reason> = Vec::new();
+    let push = |r: Reason, out: &mut Vec<Reason>| {
+        if !out
+            .iter()
+            .any(|o| o.code == r.code && o.message == r.message)
+        {
+            out.push(r);
+        }
+    };
+    let mut params_seen = std::collections::BTreeSet::new();
+    for (field, text) in texts {
+        let key = field.rsplit('/').next().unwrap_or("");
+        if let Some(param) = parameter_of(field)
+            && params_seen.insert(param.to_string())
+            && rules::out_of_scope_name().is_match(param)
+        {
+            push(out_of_scope(field, param), &mut out);
+        }
+        if METADATA_KEYS.contains(&key) {
+            continue;
+        }
+        for r in screen_field(field, text, siblings) {
+            push(r, &mut out);
+        }
+        if parameter_of(field).is_some()
+            && key == "description"
+            && rules::out_of_scope_description().is_match(text)
+        {
+            push(out_of_scope(field, text), &mut out);
         }
     }
+    let directive = out.iter().any(|r| {
+        r.severity >= Severity::Warn
+            && !matches!(r.code.as_str(), "authority" | "url" | "file_path")
+    });
+    if directive {
+        for r in out.iter_mut().filter(|r| r.code == "authority") {
+            r.severity = Severity::Block;
+        }
+    }
+    worst_first(&mut out);
     out
+}
+
+/// Every string under a manifest entry with its JSON pointer (keys
+/// escaped as RFC 6901 says): what screening reads of a tool as shipped.
+pub fn texts_of_json(v: &serde_json::Value) -> Vec<(String, String)> {
+    fn walk(v: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::String(s) => out.push((at.to_string(), s.clone())),
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{at}/{i}"), out);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    walk(
+                        x,
+                        &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                        out,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, "", &mut out);
+    out
+}
+
+/// The texts of a parsed tool (when its raw entry is not at hand): title,
+/// description, model description, each parameter's description.
+pub fn texts_of_descriptor(d: &crate::model::ToolDescriptor) -> Vec<(String, String)> {
+    let mut out = vec![("description".to_string(), d.description.clone())];
+    if !d.model_description.is_empty() {
+        out.push(("model_description".into(), d.model_description.clone()));
+    }
+    if let Some(t) = &d.title {
+        out.push(("title".into(), t.clone()));
+    }
+    for p in &d.params {
+        out.push((
+            format!("params/{}/description", p.name),
+            p.description.clone(),
+        ));
+    }
+    out
+}
+
+/// One tool's screening: its name against the registered names of other
+/// sources, its texts (fields as JSON pointers or paths), references to
+/// `siblings` (tools of the same source) counted as routing.
+pub fn screen_tool<'a>(
+    name: &str,
+    texts: &[(String, String)],
+    registered: impl IntoIterator<Item = &'a str>,
+    siblings: &[&str],
+) -> Vec<Reason> {
+    screen_tool_in(name, texts, &Registered::new(registered), siblings)
+}
+
+/// [`screen_tool`] against registered names indexed once (a batch).
+pub fn screen_tool_in(
+    name: &str,
+    texts: &[(String, String)],
+    registered: &Registered<'_>,
+    siblings: &[&str],
+) -> Vec<Reason> {
+    let texts: Vec<(String, String)> = texts
+        .iter()
+        .map(|(f, t)| {
+            let f = f.trim_start_matches('/');
+            (
+                if f.is_empty() {
+                    "text".into()
+                } else {
+                    f.to_string()
+                },
+                t.clone(),
+            )
+        })
+        .collect();
+    let mut out = screen_name_in(name, registered);
+    for r in screen_texts(&texts, siblings) {
+        if !out
+            .iter()
+            .any(|o| o.code == r.code && o.message == r.message)
+        {
+            out.push(r);
+        }
+    }
+    worst_first(&mut out);
+    out
+}
+
+/// A tool's screening as a report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Screening {
+    pub tool: String,
+    /// The worst reason's severity.
+    pub severity: Severity,
+    /// The learned screen's probability that the tool is poisoned (absent
+    /// without an embedder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+    pub reasons: Vec<Reason>,
+}
+
+fn out_of_scope(field: &str, evidence: &str) -> Reason {
+    Reason {
+        code: "out_of_scope_parameter".into(),
+        message: "a parameter asks for what the tool has no use for (the model, its prompt, the conversation, other tools, secrets)".into(),
+        field: Some(field.into()),
+        evidence: Some(snippet(evidence, 0, 120)),
+        severity: Severity::Warn,
+    }
 }
 
 #[cfg(test)]
@@ -361,7 +449,16 @@ mod tests {
         let cyr = screen_name("s\u{0435}nd_email", reg);
         assert_eq!(codes(&cyr), vec!["confusable", "confusable"]);
         assert!(cyr[1].message.contains("`send_email`"));
-        assert_eq!(codes(&screen_name("get-weather", reg)), vec!["confusable"]);
+        // Another naming convention: the same name, a warning.
+        for other in ["get-weather", "getWeather"] {
+            let r = screen_name(other, reg);
+            assert_eq!(codes(&r), vec!["shadows"], "{other}");
+            assert_eq!(r[0].severity, Severity::Warn);
+        }
+        // Look-alike characters block.
+        let r = screen_name("get_vveather", reg);
+        assert_eq!(codes(&r), vec!["confusable"]);
+        assert_eq!(r[0].severity, Severity::Block);
         assert!(screen_name("get_forecast", reg).is_empty());
     }
 }

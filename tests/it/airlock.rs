@@ -15,8 +15,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use toolgraph::airlock::screen::{screen_name, screen_text};
 use toolgraph::airlock::{Airlock, AirlockOptions, Approval, NewSource, SourceKind, Status};
+use toolgraph::screen::screen_name;
 use toolgraph::server::{KeyEntry, Keys, Role, ServeOptions};
 use toolgraph::{Caller, Embeddings, Engine, EngineOptions, SearchRequest};
 
@@ -649,8 +649,28 @@ fn story_rug_pull(story: &Story, locker: &str) {
         !top(live, ACME, "nearest parcel locker to my postcode")
             .contains(&"lookup_parcel_locker".to_string())
     );
+    // Its changed text blocks: no approval without an override and a
+    // reason, which the review records with the codes it overrides.
+    assert_eq!(item["severity"], "block", "{item}");
     let r = approve(locker, json!({}));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body.contains("invalid_approval_override") && r.body.contains("override_reason"),
+        "{}",
+        r.body
+    );
+    let r = approve(
+        locker,
+        json!({"override_reason": "the test upstream's text, reviewed"}),
+    );
     assert_eq!(r.status, 200, "{}", r.body);
+    let approved: Value = serde_json::from_str(&r.body).unwrap();
+    let recorded = approved["review"]["override_reason"].as_str().unwrap();
+    assert!(
+        recorded.starts_with("the test upstream's text, reviewed (overrides: ")
+            && recorded.contains("sensitive_path"),
+        "{approved}"
+    );
     assert_eq!(
         top(live, ACME, "nearest parcel locker to my postcode")[0],
         "lookup_parcel_locker"
@@ -1066,11 +1086,15 @@ fn screening_flags_the_labelled_poisoned_descriptions() {
             .map(String::as_str);
         let mut reasons = screen_name(name, others);
         reasons.retain(|x| x.code != "shadows");
-        reasons.extend(screen_text(
+        // The set is one catalog: a hint to call another tool of it is
+        // routing (info), as a scan of one server sees it.
+        let siblings: Vec<&str> = clean_names.iter().map(String::as_str).collect();
+        reasons.extend(toolgraph::screen::screen_field(
             "description",
             r["description"].as_str().unwrap(),
+            &siblings,
         ));
-        let flagged = !reasons.is_empty();
+        let flagged = toolgraph::screen::severity_of(&reasons) >= toolgraph::screen::Severity::Warn;
         if poisoned {
             pos += 1;
             tp += usize::from(flagged);

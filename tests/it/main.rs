@@ -19,5 +19,6 @@ mod mcp;
 mod policy;
 mod process;
 mod rank;
+mod screening;
 mod server;
 mod store;

@@ -720,10 +720,11 @@ function queueFilter(queue) {
 function refreshQueue(queue) {
   const q = `?limit=500${state.airlock.status ? `&status=${encodeURIComponent(state.airlock.status)}` : ''}`;
   return load(queue, api('GET', `/v1/pending${q}`), (items) => items.length ? h('table', { id: 'queue-table' },
-    h('thead', {}, h('tr', {}, ['tool', 'status', 'screening', 'source', 'updated'].map((c) => h('th', { scope: 'col', text: c })))),
+    h('thead', {}, h('tr', {}, ['tool', 'status', 'severity', 'screening', 'source', 'updated'].map((c) => h('th', { scope: 'col', text: c })))),
     h('tbody', {}, items.map((it) => h('tr', { 'data-item': it.id },
       h('td', {}, h('a', { href: `#/airlock/${encodeURIComponent(it.id)}`, class: 'review-link', 'aria-label': `Review ${it.name}`, text: it.name })),
       h('td', { class: `status-${it.status}`, text: it.status }),
+      h('td', { class: `severity-${it.severity || 'info'}`, text: it.severity || 'info' }),
       h('td', { text: it.reasons.map((r) => r.code).join(', ') || 'clean' }),
       h('td', {}, h('code', { text: it.source })),
       h('td', { text: when(it.updated_at) }))))) : h('p', { class: 'muted', text: 'Nothing in this state.' }));
@@ -732,6 +733,7 @@ function refreshQueue(queue) {
 function showItem(slot, id, feedback, queue) {
   load(slot, api('GET', `/v1/pending/${encodeURIComponent(id)}`), (it) => {
     const reasons = it.reasons.length ? h('ul', { id: 'reasons' }, it.reasons.map((r) => h('li', { class: 'reason' },
+      h('span', { class: `severity severity-${r.severity || 'info'}`, text: r.severity || 'info' }), ' ',
       h('span', { class: 'code', text: r.code }), ': ', r.message,
       r.field ? h('span', { class: 'muted' }, ' in ', h('code', { text: r.field })) : null,
       r.evidence ? h('div', {}, 'evidence: ', h('code', { text: r.evidence })) : null))) : h('p', { class: 'notice ok', text: 'Screening found nothing.' });
@@ -747,7 +749,10 @@ function showItem(slot, id, feedback, queue) {
         ' · content ', h('code', { title: it.hash, text: it.hash.slice(0, 12) }), it.pinned_hash ? h('span', {}, ' · pinned ', h('code', { text: it.pinned_hash.slice(0, 12) })) : null),
       h('h3', { text: 'Description' }), h('p', { id: 'item-description', text: m.description || '(none)' }),
       (m.params || []).length ? h('p', { class: 'muted' }, 'parameters: ', m.params.map((p) => `${p.name}${p.required ? '*' : ''}`).join(', ')) : null,
-      h('h3', { text: 'Screening' }), reasons, diff,
+      h('h3', { text: 'Screening' }),
+      h('p', { id: 'item-severity' }, 'severity ', h('span', { class: `severity-${it.severity || 'info'}`, text: it.severity || 'info' }),
+        it.score != null ? ` · learned score ${it.score.toFixed(2)}` : ''),
+      reasons, diff,
       it.review ? h('p', { class: 'muted', text: `Last review: ${it.review.action} by ${it.review.by} at ${when(it.review.at)}${it.review.reason ? ` (${it.review.reason})` : ''}` }) : null,
       ['pending', 'changed', 'rejected'].includes(it.status) ? approveForm(it, feedback, queue, slot) : null,
       ['pending', 'changed', 'approved'].includes(it.status) ? rejectForm(it, feedback, queue, slot) : null);
@@ -772,6 +777,7 @@ function approveForm(it, feedback, queue, slot) {
     field('ap-agents', 'Agents allowed', textInput('agents', '', { placeholder: 'comma-separated; empty: all' })),
     field('ap-cost', 'Cost per call', h('input', { name: 'cost', type: 'number', min: 0, step: 'any', placeholder: '1 (cost budgets)' })),
     field('ap-health', 'Health URL', textInput('health', '', { placeholder: 'default: the source\'s' })),
+    it.severity === 'block' ? field('ap-override', 'Override: why this blocked tool is safe (required, recorded)', textInput('override', '', { required: true, placeholder: 'reason' })) : null,
     h('div', { class: 'actions wide' }, h('button', { type: 'submit', id: 'approve-button', text: `Approve ${it.name}` })));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -784,6 +790,7 @@ function approveForm(it, feedback, queue, slot) {
     if (orgs.length || agents.length) body.access = { orgs, agents };
     if (el.cost.value) body.cost_per_call = Number(el.cost.value);
     if (el.health.value.trim()) body.health_url = el.health.value.trim();
+    if (el.override && el.override.value.trim()) body.override_reason = el.override.value.trim();
     try {
       const done = await api('POST', `/v1/pending/${encodeURIComponent(it.id)}/approve`, body);
       const find = h('a', { href: '#/search', id: 'search-approved', text: `Search for ${done.name}` });

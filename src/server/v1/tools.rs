@@ -144,10 +144,18 @@ pub(crate) struct RegisterQuery {
     pub source: Option<String>,
     /// turtle | mcp | openapi | jsonl (default: from the Content-Type and the content).
     pub format: Option<String>,
+    /// Refuse the text when screening finds a `block` reason (default:
+    /// register it and report the findings).
+    #[serde(default)]
+    pub strict: bool,
 }
 
 impl Fields for RegisterQuery {
-    const FIELDS: &'static [Field] = &[Field::RegisterSource, Field::RegisterFormat];
+    const FIELDS: &'static [Field] = &[
+        Field::RegisterSource,
+        Field::RegisterFormat,
+        Field::RegisterStrict,
+    ];
 }
 
 /// A registration body: UTF-8 text, not empty.
@@ -193,6 +201,7 @@ pub(crate) async fn register(
             &text,
             q.format.as_deref(),
             &content_type,
+            q.strict,
         )
     })
     .await

@@ -143,10 +143,12 @@ fn approvals_rejections_and_usage_survive_kill_9_consistently() {
         let (id, name) = &items[round];
         let delay = Duration::from_millis(delays[round % delays.len()]);
         // A kill during an approve; then reject: rejected and not searchable.
+        // (Some items screen as `block`, e.g. a look-alike name: the
+        // approvals here carry an override, the crash is what is tested.)
         kill_during(
             &mut server,
             &format!("/v1/pending/{id}/approve"),
-            json!({}),
+            json!({"override_reason": "crash test"}),
             delay,
         );
         server = Server::start(&args, &[]);
@@ -166,7 +168,11 @@ fn approvals_rejections_and_usage_survive_kill_9_consistently() {
             "a rescan brought it back"
         );
         // Approve for good, then a kill during a reject: still agreeing.
-        let r = post(&server, &format!("/v1/pending/{id}/approve"), json!({}));
+        let r = post(
+            &server,
+            &format!("/v1/pending/{id}/approve"),
+            json!({"override_reason": "crash test"}),
+        );
         assert_eq!(r.status, 200, "{}", r.body);
         kill_during(
             &mut server,
