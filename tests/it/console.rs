@@ -663,6 +663,16 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
         poisoned_row.contains("instruction") || poisoned_row.contains("sensitive_path"),
         "the poisoned tool is not flagged: {poisoned_row}"
     );
+    // Its severity shows, and the worst is listed first.
+    assert!(poisoned_row.contains("block"), "{poisoned_row}");
+    let first = b.exec(
+        "return document.querySelector('#queue-table tbody tr').innerText",
+        json!([]),
+    );
+    assert!(
+        first.as_str().unwrap_or_default().contains("addNumbers"),
+        "the blocked item is not first: {first}"
+    );
     assert!(b.text(&b.wait("#sources-table")).contains(spec_url));
     // Nothing from the source is searchable before approval.
     let before = top_tool(live, "when is high tide in the harbour tomorrow");
@@ -686,6 +696,9 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
     // The poisoned one, rejected with a reason.
     let review = b.wait("a[aria-label='Review addNumbers']");
     b.keys(&review, ENTER);
+    // Approving it would take an override with a reason.
+    b.wait("#ap-override");
+    assert!(b.text(&b.wait("#item-severity")).contains("block"));
     let reason = b.wait("#rj-reason");
     b.keys(&reason, &format!("asks for the SSH key{ENTER}"));
     b.wait_text("#airlock-feedback", "Rejected addNumbers");
