@@ -9,23 +9,7 @@
 use serde_json::{Value, json};
 use std::path::Path;
 use toolgraph::embed::{Embedder, FastEmbedder, default_model_dir};
-use toolgraph::import::{Format, Input, parse_input};
-use toolgraph::model::ToolDescriptor;
-use toolgraph::screen::{self, SCREENING_CODES, learned::text_of_descriptor};
-
-/// A row as the JSONL importer reads it (the learned screen reads the
-/// text the ranker would embed for it).
-fn descriptor(v: &Value) -> ToolDescriptor {
-    let line = json!({"name": v["name"], "description": v["description"], "parameters": v["input_schema"]});
-    match parse_input("row.jsonl", &line.to_string(), Some(Format::Jsonl)) {
-        Ok(Input::Manifest { mut tools, .. }) if tools.len() == 1 => tools.remove(0),
-        _ => ToolDescriptor {
-            name: v["name"].as_str().unwrap_or("").into(),
-            description: v["description"].as_str().unwrap_or("").into(),
-            ..ToolDescriptor::default()
-        },
-    }
-}
+use toolgraph::screen::{self, SCREENING_CODES, learned::text_of_entry};
 
 /// One labelled row: the text the classifier reads, rule findings' codes,
 /// label and split.
@@ -50,7 +34,7 @@ fn rows(path: &Path) -> Vec<Row> {
                 .map(|r| r.code)
                 .collect();
             Row {
-                text: text_of_descriptor(&descriptor(&v)),
+                text: text_of_entry(&json!({"name": v["name"], "description": v["description"], "parameters": v["input_schema"]})),
                 codes,
                 label: v["label"].as_f64().unwrap() as f32,
                 split: v["split"].as_str().unwrap().to_string(),

@@ -40,6 +40,27 @@ pub fn text_of_descriptor(d: &crate::model::ToolDescriptor) -> String {
     crate::embed::descriptor_text(d)
 }
 
+/// The text the classifier reads for a manifest entry as JSON (`name`,
+/// `description`, `parameters` as a JSON schema), read the way the JSONL
+/// importer reads it (name and description alone when it does not parse).
+pub fn text_of_entry(entry: &serde_json::Value) -> String {
+    use crate::import::{Format, Input, parse_input};
+    let line = serde_json::json!({
+        "name": entry["name"],
+        "description": entry["description"],
+        "parameters": entry["parameters"],
+    });
+    let descriptor = match parse_input("entry.jsonl", &line.to_string(), Some(Format::Jsonl)) {
+        Ok(Input::Manifest { mut tools, .. }) if tools.len() == 1 => tools.remove(0),
+        _ => crate::model::ToolDescriptor {
+            name: entry["name"].as_str().unwrap_or("").into(),
+            description: entry["description"].as_str().unwrap_or("").into(),
+            ..Default::default()
+        },
+    };
+    text_of_descriptor(&descriptor)
+}
+
 impl Classifier {
     /// The bundled weights, or `None` while none are fitted.
     pub fn bundled() -> Option<&'static Classifier> {

@@ -12,8 +12,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use toolgraph::embed::{Embedder, FastEmbedder, default_model_dir};
-use toolgraph::import::{Format, Input, parse_input};
-use toolgraph::model::ToolDescriptor;
 use toolgraph::screen::{self, Reason, Severity};
 use toolgraph::{Embeddings, Engine, EngineOptions};
 
@@ -32,19 +30,6 @@ struct Row {
     text: String,
 }
 
-/// A row as the JSONL importer reads it.
-fn descriptor(v: &Value) -> ToolDescriptor {
-    let line = json!({"name": v["name"], "description": v["description"], "parameters": v["input_schema"]});
-    match parse_input("row.jsonl", &line.to_string(), Some(Format::Jsonl)) {
-        Ok(Input::Manifest { mut tools, .. }) if tools.len() == 1 => tools.remove(0),
-        _ => ToolDescriptor {
-            name: v["name"].as_str().unwrap_or("").into(),
-            description: v["description"].as_str().unwrap_or("").into(),
-            ..ToolDescriptor::default()
-        },
-    }
-}
-
 fn rows() -> Vec<Row> {
     std::fs::read_to_string(root().join("tests/fixtures/screening/dataset.jsonl"))
         .unwrap()
@@ -52,7 +37,7 @@ fn rows() -> Vec<Row> {
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
             let raw = json!({"description": v["description"], "inputSchema": v["input_schema"]});
-            let text = screen::learned::text_of_descriptor(&descriptor(&v));
+            let text = screen::learned::text_of_entry(&json!({"name": v["name"], "description": v["description"], "parameters": v["input_schema"]}));
             Row {
                 texts: screen::texts_of_json(&raw),
                 text,
