@@ -415,12 +415,7 @@ fn story_pending(story: &Story) -> (String, String, Value) {
             .all(|i| i["status"] == "pending")
     );
     let poisoned = item_named(&items, "add_numbers");
-    let codes: Vec<&str> = poisoned["reasons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::common::reason_codes(poisoned);
     assert!(
         codes.contains(&"instruction") && codes.contains(&"sensitive_path"),
         "{poisoned}"

@@ -47,3 +47,11 @@ pub fn test_airlock() -> toolgraph::airlock::AirlockOptions {
         ..toolgraph::airlock::AirlockOptions::default()
     }
 }
+
+/// The codes of a review item's or a screening report's `reasons`.
+pub fn reason_codes(item: &serde_json::Value) -> Vec<&str> {
+    item["reasons"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r["code"].as_str()).collect())
+        .unwrap_or_default()
+}

@@ -330,12 +330,7 @@ fn registration_answers_the_screening_report_and_strict_refuses_blocks() {
     assert_eq!(report[0]["tool"], "add");
     assert_eq!(report[0]["severity"], "block");
     assert!(report[0]["score"].as_f64().is_some(), "{reg}");
-    let codes: Vec<&str> = report[0]["reasons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::common::reason_codes(&report[0]);
     assert!(
         codes.contains(&"sensitive_path") && codes.contains(&"concealment"),
         "{codes:?}"
