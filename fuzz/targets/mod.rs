@@ -7,5 +7,6 @@ pub mod extract;
 pub mod import;
 pub mod mcp;
 pub mod request_json;
+pub mod screen;
 pub mod server;
 pub mod turtle;
