@@ -53,15 +53,15 @@ impl Engine {
     /// (or the prefix of theirs: `airlock/<source>` for an airlock source's
     /// `airlock/<source>/<tool>`).
     pub fn screen_tools(&self, source: &str, tools: &[ToScreen]) -> Vec<Screening> {
-        self.screen_with_vectors(source, tools).0
+        let mut out = Self::rules(&self.registered_names(), source, tools);
+        self.learned(tools, &mut out);
+        out
     }
 
-    fn screen_with_vectors(
-        &self,
-        source: &str,
-        tools: &[ToScreen],
-    ) -> (Vec<Screening>, Option<Vec<Vec<f32>>>) {
-        let registered = self.registered_names();
+    /// The rule findings of `tools` from `source`: names against the
+    /// `registered` names of other sources, the tools of `source` as
+    /// siblings.
+    fn rules(registered: &[(String, String)], source: &str, tools: &[ToScreen]) -> Vec<Screening> {
         let siblings: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         let prefix = format!("{source}/");
         let others = screen::Registered::new(
@@ -70,7 +70,7 @@ impl Engine {
                 .filter(|(_, s)| s != source && !s.starts_with(&prefix))
                 .map(|(n, _)| n.as_str()),
         );
-        let mut out: Vec<Screening> = tools
+        tools
             .iter()
             .map(|t| {
                 let reasons = screen::screen_tool_in(&t.name, &t.texts, &others, &siblings);
@@ -81,9 +81,7 @@ impl Engine {
                     reasons,
                 }
             })
-            .collect();
-        let vectors = self.learned(tools, &mut out);
-        (out, vectors)
+            .collect()
     }
 
     /// The learned screen over `tools` (one batch of embeddings), its score
@@ -185,26 +183,26 @@ impl Engine {
         sources: &[Source],
         refuse_blocked: bool,
     ) -> Result<Screened> {
-        let (mut report, mut texts, mut vectors) = (Vec::new(), Vec::new(), Vec::new());
-        let mut all_embedded = true;
+        // The registered names read once, the learned screen one batch
+        // over every source's tools.
+        let registered = self.registered_names();
+        let (mut screened, mut tools) = (Vec::new(), Vec::new());
         for s in sources {
             let SourceData::Constellations(items) = &s.data else {
                 continue;
             };
-            let tools: Vec<ToScreen> = items
+            let these: Vec<ToScreen> = items
                 .iter()
                 .map(|c| ToScreen::of_descriptor(&c.descriptor))
                 .collect();
-            let (screened, v) = self.screen_with_vectors(&s.name, &tools);
-            match v {
-                Some(v) => {
-                    texts.extend(tools.into_iter().map(|t| t.text));
-                    vectors.extend(v);
-                }
-                None => all_embedded = false,
-            }
-            report.extend(screened.into_iter().filter(|x| !x.reasons.is_empty()));
+            screened.extend(Self::rules(&registered, &s.name, &these));
+            tools.extend(these);
         }
+        let vectors = self.learned(&tools, &mut screened);
+        let report: Vec<Screening> = screened
+            .into_iter()
+            .filter(|x| !x.reasons.is_empty())
+            .collect();
         if refuse_blocked
             && let Some(blocked) = report.iter().find(|x| x.severity == Severity::Block)
         {
@@ -224,8 +222,10 @@ impl Engine {
                 ),
             ));
         }
-        let ahead =
-            (all_embedded && !texts.is_empty()).then(|| Ahead::from_vectors(&texts, vectors));
+        let ahead = vectors.map(|v| {
+            let texts: Vec<String> = tools.into_iter().map(|t| t.text).collect();
+            Ahead::from_vectors(&texts, v)
+        });
         Ok(Screened { report, ahead })
     }
 }
