@@ -13,6 +13,10 @@ pub(crate) type Listed = Vec<(String, Option<String>)>;
 pub(crate) struct Platform {
     pub allowed: Vec<String>,
     pub blocked: Listed,
+    /// The profile of an agent that names none and whose subtype has no
+    /// default (`tg:defaultProfile` on the platform node; the seeds say
+    /// `general`, as the design's migration default does).
+    pub default_profile: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -89,6 +93,8 @@ pub(crate) struct Profile {
     pub categories: Vec<String>,
     pub tools: Vec<String>,
     pub read_only_only: bool,
+    /// Every tool (`tg:includesAllTools true`: the design's `admin` = `*`).
+    pub all: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -122,6 +128,9 @@ pub(crate) struct PolicyData {
     pub intents: BTreeMap<String, Intent>,
     /// Declared channels.
     pub channels: Vec<String>,
+    /// Tools a channel cannot carry (`chan:sms tg:blocks [ tg:tool …;
+    /// tg:reason … ]`), by channel IRI.
+    pub channel_blocks: BTreeMap<String, Listed>,
     /// Preferred labels of every policy node.
     pub labels: BTreeMap<String, String>,
 }
@@ -143,6 +152,7 @@ impl PolicyData {
                 tg::PLATFORM => match p {
                     "allowsTool" => d.platform.allowed.push(v),
                     "blocksTool" => d.platform.blocked.push(listed()),
+                    "defaultProfile" => d.platform.default_profile = Some(v),
                     _ => {}
                 },
                 tg::ORGANIZATION => {
@@ -180,6 +190,7 @@ impl PolicyData {
                         "includesCategory" => pr.categories.push(v),
                         "includesTool" => pr.tools.push(v),
                         "readOnlyOnly" => pr.read_only_only = v == "true" || v == "1",
+                        "includesAllTools" => pr.all = v == "true" || v == "1",
                         _ => {}
                     }
                 }
@@ -215,8 +226,16 @@ impl PolicyData {
                         _ => {}
                     }
                 }
-                tg::CHANNEL if d.channels.last() != Some(&f.subject) => {
-                    d.channels.push(f.subject.clone());
+                tg::CHANNEL => {
+                    if d.channels.last() != Some(&f.subject) {
+                        d.channels.push(f.subject.clone());
+                    }
+                    if p == "blocksTool" {
+                        d.channel_blocks
+                            .entry(f.subject.clone())
+                            .or_default()
+                            .push(listed());
+                    }
                 }
                 _ => {}
             }

@@ -254,19 +254,10 @@ impl Policy {
     pub fn build(catalog: &Catalog, facts: &[PolicyFact]) -> Self {
         let data = PolicyData::from_facts(facts);
         let n = catalog.tools().len();
-        let scope_of = |iris: &[String]| -> Scope {
-            Scope::of(n, iris.iter().filter_map(|i| catalog.iri_index(i)))
-        };
-        let mut platform = if data.platform.allowed.is_empty() {
-            Scope::all(n)
-        } else {
-            scope_of(&data.platform.allowed)
-        };
-        for (t, _) in &data.platform.blocked {
-            if let Some(i) = catalog.iri_index(t) {
-                platform.remove(i);
-            }
-        }
+        let platform = Scope::of(
+            n,
+            (0..n).filter(|&i| verdicts::platform_verdict(&data, &catalog.tools()[i]).is_ok()),
+        );
         let universal = Scope::of(n, (0..n).filter(|&i| catalog.tools()[i].universal));
         let mut policy = Policy {
             platform,
@@ -287,9 +278,9 @@ impl Policy {
             .channels
             .iter()
             .map(|c| {
+                let label = |iri: &str| vocab::local_name(iri).to_string();
                 let usable = (0..n).filter(|&i| {
-                    let ch = &catalog.tools()[i].channels;
-                    ch.is_empty() || ch.iter().any(|l| &l.iri == c)
+                    verdicts::channel_verdict(&data, &catalog.tools()[i], c, &label).is_ok()
                 });
                 (c.clone(), Scope::of(n, usable))
             })

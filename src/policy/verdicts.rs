@@ -133,7 +133,7 @@ impl Policy {
                 Ok(()) => verdict(Layer::Agent, false, Ok("no agent given".into())),
             },
         });
-        let session = session_verdict(tool, who, &label);
+        let session = session_verdict(&self.data, tool, who, &label);
         let applies = who.channel.is_some() || !who.failed.is_empty();
         layers.push(verdict(Layer::Session, applies, restore(session)));
         layers.push(match who.goal {
@@ -168,7 +168,7 @@ impl Policy {
 
 type Verdict = std::result::Result<String, String>;
 
-fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
+pub(super) fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
     if !data.platform.allowed.is_empty() && !data.platform.allowed.contains(&tool.iri) {
         return Err("not on the platform's allowed list".into());
     }
@@ -214,22 +214,20 @@ pub(super) fn agent_verdict(
 ) -> Verdict {
     let tool = &catalog.tools()[idx];
     let name = vocab::local_name(&agent.iri);
-    let profile_iri = agent
-        .profile
-        .as_ref()
-        .or_else(|| agent.subtype.as_ref().and_then(|s| data.subtypes.get(s)));
+    let (profile_iri, how) = agent_profile(data, agent);
     if let Some(p) = profile_iri {
         let pname = vocab::local_name(p);
         let profile = data.profiles.get(p);
         let listed = profile.is_some_and(|pr| {
-            pr.tools.contains(&tool.iri)
+            pr.all
+                || pr.tools.contains(&tool.iri)
                 || tool
                     .categories
                     .iter()
                     .any(|c| pr.categories.contains(&c.iri))
         });
         if !listed {
-            return Err(format!("not in profile {pname} of agent {name}"));
+            return Err(format!("not in profile {pname}{how} of agent {name}"));
         }
         if profile.is_some_and(|pr| pr.read_only_only) && !tool.read_only {
             return Err(format!("profile {pname} allows read-only tools only"));
@@ -251,12 +249,63 @@ pub(super) fn agent_verdict(
         return Err(format!("agent {name} is draft_only: read-only tools only"));
     }
     Ok(match profile_iri {
-        Some(p) => format!("in profile {} of agent {name}", vocab::local_name(p)),
+        Some(p) => format!("in profile {}{how} of agent {name}", vocab::local_name(p)),
         None => format!("agent {name} allows it"),
     })
 }
 
+/// The profile that judges `agent`: its own, else its subtype's default,
+/// else the platform's default (`general` in the seeds), with how it was
+/// chosen (said in `policy explain`).
+pub(super) fn agent_profile<'a>(
+    data: &'a PolicyData,
+    agent: &'a Agent,
+) -> (Option<&'a String>, &'static str) {
+    if let Some(p) = &agent.profile {
+        return (Some(p), "");
+    }
+    if let Some(p) = agent.subtype.as_ref().and_then(|s| data.subtypes.get(s)) {
+        return (Some(p), " (its subtype's default)");
+    }
+    match &data.platform.default_profile {
+        Some(p) => (Some(p), " (the platform's default profile)"),
+        None => (None, ""),
+    }
+}
+
+/// The channel's verdict on one tool: the channel's own blocked list, then
+/// the tool's own channel list (a tool with `tg:availableOnChannel` only on
+/// those channels).
+pub(super) fn channel_verdict(
+    data: &PolicyData,
+    tool: &crate::model::Tool,
+    channel: &str,
+    label: &dyn Fn(&str) -> String,
+) -> Verdict {
+    if let Some((_, reason)) = data
+        .channel_blocks
+        .get(channel)
+        .and_then(|b| b.iter().find(|(t, _)| *t == tool.iri))
+    {
+        return Err(format!(
+            "blocked on {}: {}",
+            label(channel),
+            reason.as_deref().unwrap_or("no reason given")
+        ));
+    }
+    if !tool.channels.is_empty() && !tool.channels.iter().any(|l| l.iri == channel) {
+        let on: Vec<&str> = tool.channels.iter().map(|l| l.label.as_str()).collect();
+        return Err(format!(
+            "only available on {}; this conversation is on {}",
+            on.join(", "),
+            label(channel)
+        ));
+    }
+    Ok(format!("available on {}", label(channel)))
+}
+
 fn session_verdict(
+    data: &PolicyData,
     tool: &crate::model::Tool,
     who: &Who<'_>,
     label: &dyn Fn(&str) -> String,
@@ -268,19 +317,8 @@ fn session_verdict(
     {
         return Err(format!("failed earlier in this session: {why}"));
     }
-    if let Some(c) = who.channel
-        && !tool.channels.is_empty()
-        && !tool.channels.iter().any(|l| l.iri == c)
-    {
-        let on: Vec<&str> = tool.channels.iter().map(|l| l.label.as_str()).collect();
-        return Err(format!(
-            "only available on {}; this conversation is on {}",
-            on.join(", "),
-            label(c)
-        ));
+    match who.channel {
+        Some(c) => channel_verdict(data, tool, c, label),
+        None => Ok("no session restriction".into()),
     }
-    Ok(match who.channel {
-        Some(c) => format!("available on {}", label(c)),
-        None => "no session restriction".into(),
-    })
 }

@@ -4,7 +4,7 @@
 
 use crate::common::root;
 use crate::rank::real;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use toolgraph::engine::Layer;
 use toolgraph::graph::{Source, SourceData};
 use toolgraph::{Caller, Engine, Error, ListRequest, ResolveRequest, SearchRequest, SelectRequest};
@@ -516,6 +516,86 @@ fn explain_names_the_deciding_layer_for_allowed_and_removed_tools() {
     }
 }
 
+/// The design's channel restrictions (001): SMS cannot carry rich content,
+/// so the session layer removes the stock-image search there, with the
+/// design's reason; telegram and web chat block nothing.
+#[test]
+fn a_channel_blocks_what_it_cannot_carry() {
+    let e = real();
+    let on = |ch: &str| Caller {
+        org: Some("acme".into()),
+        channel: Some(ch.into()),
+        session: Some(format!("chan-{ch}")),
+        ..Caller::default()
+    };
+    let x = e.explain_policy(&on("sms"), "search_stock_images").unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Session, "{x:?}");
+    assert!(x.layers[3].reason.contains("rich content"), "{x:?}");
+    assert!(!listed(e, &on("sms")).contains("search_stock_images"));
+    for ch in ["telegram", "web"] {
+        assert!(listed(e, &on(ch)).contains("search_stock_images"), "{ch}");
+    }
+    let hit = e
+        .search(&SearchRequest {
+            text: "find a stock photo of a plumber".into(),
+            caller: on("sms"),
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    assert!(hit.matches.iter().all(|m| m.tool != "search_stock_images"));
+    // A tool may still restrict itself to its own channels.
+    let x = e.explain_policy(&on("telegram"), "reply_email").unwrap();
+    assert!(
+        !x.allowed && x.layers[3].reason.contains("only available on"),
+        "{x:?}"
+    );
+}
+
+/// The design's migration default (001): an agent with neither a profile
+/// nor a subtype gets `general`, said in `policy explain`; `admin` is
+/// every tool.
+#[test]
+fn an_agent_without_a_profile_gets_general_and_admin_gets_everything() {
+    let e = real();
+    let helper = caller(None, Some("acme_helper"));
+    let seen = listed(e, &helper);
+    let acme = listed(e, &caller(Some("acme"), None));
+    assert!(seen.len() < acme.len(), "{} of {}", seen.len(), acme.len());
+    let general = [
+        "cat:knowledge",
+        "cat:information",
+        "cat:discovery",
+        "cat:email",
+    ];
+    for t in e.tools() {
+        let in_general = t.categories.iter().any(|c| {
+            general
+                .iter()
+                .any(|g| c.iri.ends_with(&format!("/{}", &g[4..])))
+        });
+        if in_general && acme.contains(&t.name) && !t.read_only {
+            // Categories the general profile names are kept.
+            assert!(seen.contains(&t.name), "{}", t.name);
+        }
+    }
+    let x = e.explain_policy(&helper, "charge_card").unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Agent, "{x:?}");
+    assert!(
+        x.layers[2]
+            .reason
+            .contains("general (the platform's default profile)"),
+        "{x:?}"
+    );
+    let x = e.explain_policy(&helper, "knowledge_base_search").unwrap();
+    assert!(x.allowed, "{x:?}");
+    // admin = `*`: every tool the organization allows, tools admitted
+    // later included.
+    let operator = caller(None, Some("acme_operator"));
+    assert_eq!(listed(e, &operator), acme);
+    let x = e.explain_policy(&operator, "charge_card").unwrap();
+    assert!(x.allowed && x.layers[2].reason.contains("admin"), "{x:?}");
+}
+
 // ---------------------------------------------------------------- property
 
 /// A tiny deterministic PRNG (splitmix64) so the cases are reproducible.
@@ -572,8 +652,21 @@ struct AgentCfg {
 struct Config {
     allowed: Vec<String>,
     blocked: Vec<String>,
+    /// The platform's default profile (`tg:defaultProfile`).
+    default_profile: Option<String>,
+    /// (channel, tool) pairs a channel blocks.
+    channel_blocks: Vec<(String, String)>,
     orgs: Vec<OrgCfg>,
     agents: Vec<AgentCfg>,
+}
+
+/// A seed profile as the oracle reads it.
+#[derive(Default, Clone)]
+struct ProfileCfg {
+    categories: Vec<String>,
+    tools: Vec<String>,
+    read_only: bool,
+    all: bool,
 }
 
 const INTEGRATIONS: [&str; 4] = ["stripe", "resend", "unsplash", "slack"];
@@ -602,6 +695,17 @@ fn random_config(rng: &mut Rng, tools: &[Facts], profiles: &[String]) -> Config 
         rng.some(&names, 85).into_iter().cloned().collect()
     };
     let blocked = rng.some(&names, 3).into_iter().cloned().collect();
+    let default_profile = if rng.chance(50) {
+        None
+    } else {
+        Some(profiles[rng.below(profiles.len())].clone())
+    };
+    let mut channel_blocks = Vec::new();
+    for ch in CHANNELS {
+        for t in rng.some(&names, 4) {
+            channel_blocks.push((ch.to_string(), t.clone()));
+        }
+    }
     let orgs = (0..3)
         .map(|_| OrgCfg {
             enabled: if rng.chance(75) {
@@ -643,6 +747,8 @@ fn random_config(rng: &mut Rng, tools: &[Facts], profiles: &[String]) -> Config 
     Config {
         allowed,
         blocked,
+        default_profile,
+        channel_blocks,
         orgs,
         agents,
     }
@@ -659,7 +765,7 @@ fn turtle(c: &Config) -> String {
         "@prefix tg: <https://toolgraph.dev/ns#> .\n@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n\
          @prefix tool: <https://toolgraph.dev/tool/> .\n@prefix integ: <https://toolgraph.dev/integration/> .\n\
          @prefix profile: <https://toolgraph.dev/profile/> .\n@prefix org: <https://toolgraph.dev/org/> .\n\
-         @prefix agent: <https://toolgraph.dev/agent/> .\n",
+         @prefix agent: <https://toolgraph.dev/agent/> .\n@prefix chan: <https://toolgraph.dev/channel/> .\n",
     );
     out.push_str("tg:platform a tg:Platform ; skos:prefLabel \"platform\"");
     if !c.allowed.is_empty() {
@@ -670,7 +776,15 @@ fn turtle(c: &Config) -> String {
             " ; tg:blocks [ tg:tool tool:{b} ; tg:reason \"random maintenance\" ]"
         ));
     }
+    if let Some(p) = &c.default_profile {
+        out.push_str(&format!(" ; tg:defaultProfile profile:{p}"));
+    }
     out.push_str(" .\n");
+    for (ch, t) in &c.channel_blocks {
+        out.push_str(&format!(
+            "chan:{ch} tg:blocks [ tg:tool tool:{t} ; tg:reason \"random channel block\" ] .\n"
+        ));
+    }
     for (i, o) in c.orgs.iter().enumerate() {
         out.push_str(&format!(
             "org:o{i} a tg:Organization ; skos:prefLabel \"org {i}\""
@@ -733,17 +847,18 @@ fn glob(p: &str, n: &str) -> bool {
     )
 }
 
-/// The oracle: which tools this caller may see, from the configuration.
+/// The oracle: which tools this caller may see, from the configuration,
+/// and for each tool it may not, the first layer that removes it.
 fn expected(
     c: &Config,
     tools: &[Facts],
-    profiles: &HashMap<String, (Vec<String>, Vec<String>, bool)>,
+    profiles: &HashMap<String, ProfileCfg>,
     org: Option<usize>,
     agent: Option<usize>,
     channel: Option<&str>,
     failed: &[String],
-) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+) -> BTreeMap<String, Option<Layer>> {
+    let mut out = BTreeMap::new();
     for t in tools {
         let n = &t.name;
         let platform = (c.allowed.is_empty() || c.allowed.contains(n)) && !c.blocked.contains(n);
@@ -755,10 +870,13 @@ fn expected(
         });
         let agent_ok = agent.is_none_or(|a| {
             let a = &c.agents[a];
-            let profile_ok = a.profile.as_ref().is_none_or(|p| {
-                let (cats, listed, ro) = &profiles[p];
-                (listed.contains(n) || t.categories.iter().any(|x| cats.contains(x)))
-                    && (!ro || t.read_only)
+            let profile = a.profile.as_ref().or(c.default_profile.as_ref());
+            let profile_ok = profile.is_none_or(|p| {
+                let pr = &profiles[p];
+                (pr.all
+                    || pr.tools.contains(n)
+                    || t.categories.iter().any(|x| pr.categories.contains(x)))
+                    && (!pr.read_only || t.read_only)
             });
             profile_ok
                 && (a.enabled.is_empty() || a.enabled.contains(n))
@@ -766,12 +884,24 @@ fn expected(
                 && !a.deny.iter().any(|d| glob(d, n))
                 && (!a.draft_only || t.read_only)
         });
-        let session_ok = channel
-            .is_none_or(|ch| t.channels.is_empty() || t.channels.iter().any(|x| x == ch))
-            && !failed.contains(n);
-        if platform && org_ok && ((agent_ok && session_ok) || t.universal) {
-            out.insert(n.clone());
-        }
+        let session_ok = channel.is_none_or(|ch| {
+            !c.channel_blocks.iter().any(|(bc, bt)| bc == ch && bt == n)
+                && (t.channels.is_empty() || t.channels.iter().any(|x| x == ch))
+        }) && !failed.contains(n);
+        let layer = if !platform {
+            Some(Layer::Platform)
+        } else if !org_ok {
+            Some(Layer::Organization)
+        } else if t.universal {
+            None
+        } else if !agent_ok {
+            Some(Layer::Agent)
+        } else if !session_ok {
+            Some(Layer::Session)
+        } else {
+            None
+        };
+        out.insert(n.clone(), layer);
     }
     out
 }
@@ -781,7 +911,7 @@ fn expected(
 struct World<'e> {
     engine: &'e Engine,
     tools: Vec<Facts>,
-    profiles: HashMap<String, (Vec<String>, Vec<String>, bool)>,
+    profiles: HashMap<String, ProfileCfg>,
 }
 
 /// One random caller of one configuration.
@@ -868,15 +998,17 @@ fn oracle_tools(engine: &Engine) -> Vec<Facts> {
         .collect()
 }
 
-/// Profiles as the seeds define them (categories, tools, read-only-only).
-fn seed_profiles(engine: &Engine) -> HashMap<String, (Vec<String>, Vec<String>, bool)> {
-    let mut profiles: HashMap<String, (Vec<String>, Vec<String>, bool)> = HashMap::new();
+/// Profiles as the seeds define them (categories, tools, read-only-only,
+/// every tool).
+fn seed_profiles(engine: &Engine) -> HashMap<String, ProfileCfg> {
+    let mut profiles: HashMap<String, ProfileCfg> = HashMap::new();
     let sparql = engine.store().sparql().unwrap();
     if let toolgraph::graph::SparqlOutput::Solutions { rows, .. } = sparql
         .query(
             "PREFIX tg: <https://toolgraph.dev/ns#> SELECT ?p ?k ?v WHERE { ?p a tg:Profile . \
              { ?p tg:includesCategory ?v BIND(\"c\" AS ?k) } UNION { ?p tg:includesTool ?v BIND(\"t\" AS ?k) } \
-             UNION { ?p tg:readOnlyOnly ?v BIND(\"r\" AS ?k) } }",
+             UNION { ?p tg:readOnlyOnly ?v BIND(\"r\" AS ?k) } \
+             UNION { ?p tg:includesAllTools ?v BIND(\"a\" AS ?k) } }",
         )
         .unwrap()
     {
@@ -885,9 +1017,10 @@ fn seed_profiles(engine: &Engine) -> HashMap<String, (Vec<String>, Vec<String>, 
             let p = toolgraph::vocab::local_name(&cell(0)).to_string();
             let e = profiles.entry(p).or_default();
             match cell(1).trim_matches('"') {
-                "c" => e.0.push(cell(2)),
-                "t" => e.1.push(toolgraph::vocab::local_name(&cell(2)).to_string()),
-                _ => e.2 = cell(2).starts_with("\"true"),
+                "c" => e.categories.push(cell(2)),
+                "t" => e.tools.push(toolgraph::vocab::local_name(&cell(2)).to_string()),
+                "a" => e.all = cell(2).starts_with("\"true"),
+                _ => e.read_only = cell(2).starts_with("\"true"),
             }
         }
     }
@@ -923,11 +1056,18 @@ impl World<'_> {
             goal: goal.map(str::to_string),
             key: None,
         };
-        for f in &failed {
-            // A tool the caller cannot see is not found: nothing to hide.
-            let _ = self.engine.session_failed(&c, f, "random failure");
-        }
-        let want = expected(config, tools, &self.profiles, org, agent, channel, &failed);
+        // A tool the caller cannot see is not found (nothing to hide), and
+        // its failure is not recorded.
+        let failed: Vec<String> = failed
+            .into_iter()
+            .filter(|f| self.engine.session_failed(&c, f, "random failure").is_ok())
+            .collect();
+        let verdicts = expected(config, tools, &self.profiles, org, agent, channel, &failed);
+        let want: BTreeSet<String> = verdicts
+            .iter()
+            .filter(|(_, l)| l.is_none())
+            .map(|(n, _)| n.clone())
+            .collect();
         let ctx = format!("round {round} case {case}: {c:?}");
         let k = Case {
             config,
@@ -939,8 +1079,47 @@ impl World<'_> {
             ctx,
         };
         let got = self.check_listing(&k, &want);
+        self.check_explain(rng, &k, &got, &verdicts, case);
         let text = TEXTS[rng.below(TEXTS.len())];
         self.check_search(&k, &got, text, case);
+    }
+
+    /// `policy explain` agrees with what the routes do: a tool is allowed
+    /// exactly when it is in the caller's scope, and the deciding layer of
+    /// a removed tool is the one the oracle names (the goal when only the
+    /// goal removed it). Every tool every 50th case, 12 random ones
+    /// otherwise.
+    fn check_explain(
+        &self,
+        rng: &mut Rng,
+        k: &Case<'_>,
+        got: &BTreeSet<String>,
+        verdicts: &BTreeMap<String, Option<Layer>>,
+        case: usize,
+    ) {
+        let picked: Vec<&Facts> = if case.is_multiple_of(50) {
+            self.tools.iter().collect()
+        } else {
+            (0..12)
+                .map(|_| &self.tools[rng.below(self.tools.len())])
+                .collect()
+        };
+        for t in picked {
+            let x = self.engine.explain_policy(&k.c, &t.name).unwrap();
+            assert_eq!(
+                x.allowed,
+                got.contains(&t.name),
+                "{} {x:?} {}",
+                t.name,
+                k.ctx
+            );
+            if !x.allowed {
+                let layer = verdicts[&t.name].unwrap_or(Layer::Goal);
+                assert_eq!(x.deciding, layer, "{} {x:?} {}", t.name, k.ctx);
+                let v = x.layers.iter().find(|v| v.layer == layer).unwrap();
+                assert!(!v.allowed && !v.reason.is_empty(), "{x:?}");
+            }
+        }
     }
 
     /// Listing and counts.
