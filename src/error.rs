@@ -112,6 +112,8 @@ fields! {
     ApprovalAccess => "invalid_approval_access", "access";
     ApprovalHealthUrl => "invalid_approval_health_url", "health_url";
     ApprovalCostPerCall => "invalid_approval_cost_per_call", "cost_per_call";
+    /// A category the approval sets that the ontology does not declare.
+    ApprovalCategories => "invalid_approval_categories", "categories";
     /// Tools whose screening blocks them, registered with strict screening.
     Screening => "invalid_screened_tool", "tools";
     /// Approving an item screening blocked, without saying why.

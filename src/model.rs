@@ -83,6 +83,12 @@ pub struct ToolDescriptor {
     /// Integrations it needs (stripe, resend).
     #[serde(default)]
     pub integrations: Vec<String>,
+    /// Categories it belongs to (`booking`, or a category IRI): what caller
+    /// profiles and goals name. Declared by a manifest or set when the
+    /// airlock approves the tool; a tool without one gets one inferred from
+    /// the curated tools it resembles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
     /// Where it came from: `file.json#/tools/3`, `spec.yaml#/paths/~1pets/get`.
     #[serde(default)]
     pub source: String,

@@ -263,10 +263,7 @@ impl Airlock {
                 continue;
             }
             tracing::warn!(tool = %item.name, "registering an approved tool the catalog lacks");
-            match self
-                .engine
-                .register_tools(&source, vec![item.manifest.clone()])
-            {
+            match self.engine.register_tools(&source, vec![item.registered()]) {
                 Ok(_) => registered += 1,
                 Err(e) => tracing::error!(tool = %item.name, error = %e.report(),
                     "an approved tool cannot be registered; it stays out of search"),

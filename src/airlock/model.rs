@@ -233,11 +233,24 @@ pub struct PendingTool {
     pub health: Option<Health>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<Review>,
+    /// Categories the approval set (IRIs); they override the manifest's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
     pub discovered_at: u64,
     pub updated_at: u64,
 }
 
 impl PendingTool {
+    /// The descriptor registered for this item: its manifest, with the
+    /// categories its approval set.
+    pub(crate) fn registered(&self) -> ToolDescriptor {
+        let mut d = self.manifest.clone();
+        if !self.categories.is_empty() {
+            d.categories = self.categories.clone();
+        }
+        d
+    }
+
     /// Orders the reasons worst first and sets the item's severity from
     /// them. Reasons written before screening had severities take their
     /// code's (an `instruction` blocks), so an old finding is not
@@ -285,6 +298,7 @@ impl PendingTool {
             policy: None,
             health: None,
             review: None,
+            categories: Vec::new(),
             discovered_at: at,
             updated_at: at,
         }
@@ -312,6 +326,12 @@ pub struct Approval {
     /// same (required for such an item; recorded in its review).
     #[serde(default)]
     pub override_reason: Option<String>,
+    /// The categories the tool belongs to (`booking`, or IRIs declared by
+    /// the ontology): what agents' profiles and goals name. Empty: the
+    /// manifest's own, else one inferred from the curated tools it
+    /// resembles.
+    #[serde(default)]
+    pub categories: Vec<String>,
 }
 
 /// What one scan found.

@@ -78,6 +78,7 @@ impl Airlock {
             self.options.reach.check_url(h, Field::ApprovalHealthUrl)?;
         }
         let override_reason = blocked_override(&before, approval.override_reason.as_deref())?;
+        let categories = self.engine.category_iris(&approval.categories)?;
         // Checked before anything is written.
         let policy = self.engine.check_usage_policy(&UsagePolicy {
             rate_limit: approval.rate_limit,
@@ -98,6 +99,9 @@ impl Airlock {
             ..Health::default()
         });
         item.status = Status::Approved;
+        if !categories.is_empty() {
+            item.categories = categories;
+        }
         item.pinned = Some(item.content.clone());
         item.pinned_hash = Some(item.hash.clone());
         item.diff.clear();
@@ -116,7 +120,7 @@ impl Airlock {
         self.save_items(std::slice::from_ref(&item))?;
         let registered = self.engine.register_tools(
             &store_source(&item.source, &item.name),
-            vec![item.manifest.clone()],
+            vec![item.registered()],
         );
         if let Err(e) = registered {
             // The tool cannot be registered (a constraint, the store): the

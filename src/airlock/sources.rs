@@ -477,7 +477,7 @@ impl Airlock {
             for item in &plan.restore {
                 self.engine.register_tools(
                     &store_source(&item.source, &item.name),
-                    vec![item.manifest.clone()],
+                    vec![item.registered()],
                 )?;
             }
             Ok(())

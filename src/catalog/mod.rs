@@ -2,6 +2,7 @@
 //! lexical and vector indexes, ontology facts. Built after every change and
 //! swapped in whole, so readers never see a half-updated catalog.
 
+mod categories;
 pub(crate) mod deps;
 pub(crate) mod paths;
 
@@ -252,6 +253,8 @@ impl Catalog {
         vectors: Option<Vectors>,
         lexical_params: bool,
     ) -> Self {
+        let mut tools = tools;
+        categories::infer(&mut tools);
         let Lookups {
             by_iri,
             by_name,
@@ -375,6 +378,27 @@ impl Catalog {
     }
 
     /// The preferred label of a node, or its local name.
+    /// The IRI of a category the ontology declares, named by IRI, local
+    /// name or label (case and separators ignored).
+    pub fn category_iri(&self, name: &str) -> Option<String> {
+        let squash = |s: &str| -> String {
+            s.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let k = squash(name);
+        self.labels
+            .iter()
+            .filter(|(iri, _)| iri.starts_with(crate::vocab::CATEGORY))
+            .find(|(iri, label)| {
+                iri.as_str() == name
+                    || squash(crate::vocab::local_name(iri)) == k
+                    || squash(label) == k
+            })
+            .map(|(iri, _)| iri.clone())
+    }
+
     pub fn label(&self, iri: &str) -> String {
         self.labels.get(iri).cloned().unwrap_or_else(|| {
             iri.rsplit(['/', '#'])

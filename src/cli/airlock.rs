@@ -183,6 +183,11 @@ pub(crate) enum PendingAction {
         /// for such a tool; recorded in its review).
         #[arg(long = "override")]
         override_reason: Option<String>,
+        /// A category the tool belongs to (`booking`; repeatable): what
+        /// agents' profiles and goals name. Default: the manifest's, else
+        /// one inferred from the curated tools it resembles.
+        #[arg(long = "category")]
+        categories: Vec<String>,
     },
     /// Reject, saying why.
     Reject {
@@ -362,6 +367,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
             cost_per_call,
             health_url,
             override_reason,
+            categories,
         } => {
             let budget = match budget {
                 Some(limit) => Some(Budget {
@@ -389,6 +395,7 @@ fn pending(a: &Airlock, action: PendingAction) -> Result<()> {
                     cost_per_call,
                     health_url,
                     override_reason,
+                    categories,
                 },
                 &operator(),
             )?;

@@ -86,6 +86,29 @@ impl Engine {
     /// Checks a usage policy against the policy data: organizations and
     /// agents named by local name, label or IRI become IRIs; numbers must be
     /// positive. Errors name the field.
+    /// Category names (`booking`, a label, or an IRI) as the IRIs the
+    /// ontology declares; an unknown one is an error naming its place.
+    pub fn category_iris(&self, names: &[String]) -> Result<Vec<String>> {
+        let snap = self.snapshot();
+        let mut out = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let iri = snap.catalog.category_iri(n).ok_or_else(|| {
+                Error::invalid_at(
+                    Field::ApprovalCategories,
+                    format!("categories[{i}]"),
+                    format!(
+                        "no category named `{}`",
+                        n.chars().take(80).collect::<String>()
+                    ),
+                )
+            })?;
+            if !out.contains(&iri) {
+                out.push(iri);
+            }
+        }
+        Ok(out)
+    }
+
     pub fn check_usage_policy(&self, policy: &UsagePolicy) -> Result<UsagePolicy> {
         let snap = self.snapshot();
         let mut out = policy.clone();

@@ -157,6 +157,7 @@ fn tool_descriptor(file: &str, pointer: &str, tool: &Value) -> Result<ToolDescri
         tags,
         depends_on: ext.depends_on,
         integrations: ext.integrations,
+        categories: ext.categories,
         source: format!("{file}#{pointer}"),
         // Declared, or named by the airlock after the server it read the
         // list from.

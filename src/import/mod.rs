@@ -9,8 +9,8 @@
 //! # toolgraph extension
 //! MCP tools (in `_meta["x-toolgraph"]` or a top-level `x-toolgraph` key) and
 //! OpenAPI operations (`x-toolgraph` on the operation) may declare
-//! `{"dependsOn": [..], "integrations": [..], "tags": [..]}`; they become
-//! `depends_on`, `integrations` and extra `tags`.
+//! `{"dependsOn": [..], "integrations": [..], "categories": [..], "tags": [..]}`;
+//! they become `depends_on`, `integrations`, `categories` and extra `tags`.
 
 // `crate::error::Error` is shared and carries a `Location`; errors are the cold path.
 #![allow(clippy::result_large_err)]
@@ -398,11 +398,13 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// The toolgraph extension object: `{"dependsOn", "integrations", "tags"}`.
+/// The toolgraph extension object: `{"dependsOn", "integrations",
+/// "categories", "tags", "upstream"}`.
 #[derive(Debug, Default)]
 struct Extension {
     depends_on: Vec<Dependency>,
     integrations: Vec<String>,
+    categories: Vec<String>,
     tags: Vec<String>,
     upstream: Option<Upstream>,
 }
@@ -443,6 +445,7 @@ fn extension(v: Option<&Value>) -> Result<Extension, String> {
             Ok(Extension {
                 depends_on: dependency_list(depends, "x-toolgraph.dependsOn")?,
                 integrations: str_list(m.get("integrations"), "x-toolgraph.integrations")?,
+                categories: str_list(m.get("categories"), "x-toolgraph.categories")?,
                 tags: str_list(m.get("tags"), "x-toolgraph.tags")?,
                 upstream: upstream(m.get("upstream"), "x-toolgraph.upstream")?,
             })

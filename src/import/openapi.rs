@@ -261,6 +261,7 @@ impl Operation<'_> {
             tags,
             depends_on: ext.depends_on,
             integrations: ext.integrations,
+            categories: ext.categories,
             source: format!("{}#{}", self.file, self.pointer),
             upstream: Some(upstream),
         })

@@ -5,6 +5,7 @@ use super::data::{Agent, Goal, Org, PolicyData};
 use super::{Caller, Explanation, Layer, LayerVerdict, Policy, Warning, Who, goal};
 use crate::catalog::Catalog;
 use crate::error::Result;
+use crate::model::Provenance;
 use crate::policy::limits::Limits;
 use crate::scope::Scope;
 use crate::vocab;
@@ -215,19 +216,27 @@ pub(super) fn agent_verdict(
     let tool = &catalog.tools()[idx];
     let name = vocab::local_name(&agent.iri);
     let (profile_iri, how) = agent_profile(data, agent);
+    let mut inferred = String::new();
     if let Some(p) = profile_iri {
         let pname = vocab::local_name(p);
         let profile = data.profiles.get(p);
-        let listed = profile.is_some_and(|pr| {
-            pr.all
-                || pr.tools.contains(&tool.iri)
-                || tool
-                    .categories
-                    .iter()
-                    .any(|c| pr.categories.contains(&c.iri))
+        let by_category = profile.and_then(|pr| {
+            tool.categories
+                .iter()
+                .find(|c| pr.categories.contains(&c.iri))
         });
+        let listed = profile.is_some_and(|pr| pr.all || pr.tools.contains(&tool.iri))
+            || by_category.is_some();
         if !listed {
             return Err(format!("not in profile {pname}{how} of agent {name}"));
+        }
+        if let Some(c) = by_category.filter(|c| c.provenance == Provenance::Extracted)
+            && !profile.is_some_and(|pr| pr.all || pr.tools.contains(&tool.iri))
+        {
+            inferred = format!(
+                " (category {}, inferred from the tools it resembles)",
+                c.label
+            );
         }
         if profile.is_some_and(|pr| pr.read_only_only) && !tool.read_only {
             return Err(format!("profile {pname} allows read-only tools only"));
@@ -249,7 +258,10 @@ pub(super) fn agent_verdict(
         return Err(format!("agent {name} is draft_only: read-only tools only"));
     }
     Ok(match profile_iri {
-        Some(p) => format!("in profile {}{how} of agent {name}", vocab::local_name(p)),
+        Some(p) => format!(
+            "in profile {}{how} of agent {name}{inferred}",
+            vocab::local_name(p)
+        ),
         None => format!("agent {name} allows it"),
     })
 }

@@ -56,6 +56,7 @@ pub(super) fn constellation_quads(source: &str, items: &[Constellation]) -> Resu
         g.params(&mut q, &tool, &c.descriptor.params)?;
         g.dependencies(&mut q, &tool, &c.descriptor.depends_on, &by_id)?;
         g.integrations(&mut q, &tool, &c.descriptor.integrations)?;
+        g.categories(&mut q, &tool, &c.descriptor.categories)?;
         g.derived(&mut q, &tool, c)?;
     }
     Ok(q.quads)
@@ -141,6 +142,32 @@ impl Graphs {
                 &self.curated,
             );
             q.declare(node.into(), tg::INTEGRATION, integration, &self.curated)?;
+        }
+        Ok(())
+    }
+
+    /// The categories the descriptor declares (names are minted in the
+    /// category namespace; the ontology declares them).
+    fn categories(
+        &self,
+        q: &mut QuadSink,
+        tool: &NamedOrBlankNode,
+        categories: &[String],
+    ) -> Result<()> {
+        for c in categories {
+            let iri = if c.starts_with(vocab::CATEGORY) {
+                Some(c.clone())
+            } else {
+                vocab::mint(vocab::CATEGORY, c)
+            };
+            if let Some(iri) = iri {
+                q.push(
+                    tool.clone(),
+                    &nn(tg::IN_CATEGORY)?,
+                    nn(&iri)?.into(),
+                    &self.curated,
+                );
+            }
         }
         Ok(())
     }
