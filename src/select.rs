@@ -7,7 +7,7 @@
 
 use crate::catalog::Catalog;
 use crate::extract::lemma;
-use crate::model::{Mention, MentionKind};
+use crate::model::{Link, Mention, MentionKind, Tool};
 use crate::policy::data::Intent;
 use crate::scope::Scope;
 use crate::vocab;
@@ -64,38 +64,111 @@ fn name(iri: &str) -> String {
     vocab::local_name(iri).to_string()
 }
 
+/// A tool's finest domains: those none of its other domains is narrower
+/// than. A tool in `travel` and its sub-domain `flights` is selected by
+/// `flights`: a domain too big for `max_tools` is split in the ontology
+/// into complete sub-domains, and selection works at the finest level.
+fn finest<'t>(catalog: &Catalog, t: &'t Tool) -> impl Iterator<Item = &'t Link> {
+    t.domains.iter().filter(move |d| {
+        !t.domains.iter().any(|o| {
+            o.iri != d.iri
+                && catalog
+                    .ancestors(&o.iri, 4)
+                    .iter()
+                    .any(|(a, _)| *a == d.iri)
+        })
+    })
+}
+
+/// The broader domain of a sub-domain, if any (its first `skos:broader`).
+fn parent_of(catalog: &Catalog, domain: &str) -> Option<String> {
+    catalog
+        .ancestors(domain, 1)
+        .into_iter()
+        .find(|(_, hops)| *hops == 1)
+        .map(|(p, _)| p)
+}
+
 fn push_unique(into: &mut Vec<String>, iri: &str) {
     if !into.iter().any(|d| d == iri) {
         into.push(iri.to_string());
     }
 }
 
-/// The domains a message is about. The entities it names decide first: the
-/// domains of the caller's tools that act on them, in the order the message
-/// names them. Without such evidence, the ranking decides: the top match's
-/// domains, and the contenders' when the request is ambiguous.
+/// The domains a message is about, most recent first. The entities it
+/// names decide first: for each, the domain of the caller's tools acting on
+/// it that the ranking puts highest (a "task" is a to-do or a work order as
+/// the request reads), with the contenders' domains when the ranking cannot
+/// tell them apart. They are ordered by their best-ranked tool, then the
+/// later mention first (design 002, scenario 2: after "a task for my
+/// fitness goal", tasks is dropped before goals). Without such evidence,
+/// the ranking decides: the top match's domains, and the contenders' when
+/// the request is ambiguous.
 fn message_domains(catalog: &Catalog, scope: &Scope, ranking: &Ranking<'_>) -> Vec<String> {
+    let rank_of = |i: usize| {
+        ranking
+            .ranked
+            .iter()
+            .position(|&r| r == i)
+            .unwrap_or(usize::MAX)
+    };
     let mut out = Vec::new();
     for m in ranking
         .mentions
         .iter()
         .filter(|m| matches!(m.kind, MentionKind::Entity | MentionKind::Brand))
     {
-        for r in &m.iris {
-            for i in scope.iter() {
-                let t = &catalog.tools()[i];
-                if t.entities.iter().any(|e| e.weight >= 0.5 && e.iri == r.iri) {
-                    for d in &t.domains {
-                        push_unique(&mut out, &d.iri);
-                    }
-                }
+        let acting: Vec<usize> = scope
+            .iter()
+            .filter(|&i| {
+                catalog.tools()[i]
+                    .entities
+                    .iter()
+                    .any(|e| e.weight >= 0.5 && m.iris.iter().any(|r| r.iri == e.iri))
+            })
+            .collect();
+        let best = acting.iter().copied().min_by_key(|&i| rank_of(i));
+        let keep: Vec<usize> = match best {
+            // Ranked: the best tool's domain and its close contenders'.
+            Some(b) if rank_of(b) != usize::MAX => std::iter::once(b)
+                .chain(
+                    ranking
+                        .contenders
+                        .iter()
+                        .copied()
+                        .filter(|c| acting.contains(c)),
+                )
+                .collect(),
+            // Nothing ranked acts on it: every domain acting on it.
+            _ => acting,
+        };
+        let mut these = Vec::new();
+        for i in keep {
+            for d in finest(catalog, &catalog.tools()[i]) {
+                push_unique(&mut these, &d.iri);
             }
         }
+        // most recent first: this mention's domains go before earlier ones
+        out.retain(|d| !these.contains(d));
+        these.extend(std::mem::take(&mut out));
+        out = these;
     }
+    // The ranking orders what the message names: the domain of its best
+    // match first (then the later mention first, as above).
+    let best_in = |d: &String| {
+        catalog
+            .in_domain(d)
+            .iter()
+            .filter(|&&i| scope.contains(i))
+            .map(|&i| rank_of(i))
+            .min()
+            .unwrap_or(usize::MAX)
+    };
+    out.sort_by_cached_key(best_in);
     if out.is_empty() && !ranking.abstain {
         let top = ranking.ranked.first().into_iter();
         for &i in top.chain(ranking.contenders) {
-            for d in &catalog.tools()[i].domains {
+            for d in finest(catalog, &catalog.tools()[i]) {
                 push_unique(&mut out, &d.iri);
             }
         }
@@ -170,8 +243,15 @@ pub(crate) fn by_domains(
                 });
             }
             None => {
+                let within = parent_of(catalog, d).map_or(String::new(), |p| {
+                    format!(
+                        "; a sub-domain of {} ({} tools)",
+                        name(&p),
+                        domain_tools(catalog, scope, &p).len()
+                    )
+                });
                 reasoning.push(format!(
-                    "kept {} ({recency}, {} tools)",
+                    "kept {} ({recency}, {} tools{within})",
                     name(d),
                     members.len()
                 ));
@@ -279,7 +359,7 @@ pub(crate) fn by_intents<'a>(
     }
     let mut domains: Vec<String> = Vec::new();
     for i in picked.iter() {
-        for d in &catalog.tools()[i].domains {
+        for d in finest(catalog, &catalog.tools()[i]) {
             push_unique(&mut domains, &d.iri);
         }
     }

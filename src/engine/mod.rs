@@ -42,7 +42,7 @@ pub use crate::policy::limits::{Budget, BudgetUnit, Grant, Period, UsagePolicy};
 pub use crate::policy::{Caller, Explanation, Layer, LayerVerdict, Warning};
 pub use crate::rank::stages::StageSpans;
 pub use crate::rank::{Calibration, Clarify, Contender, Mode, RankConfig, ScoreDetails};
-pub use crate::select::{Dropped, Selection, Strategy};
+pub use crate::select::{Dropped, MAX_DOMAINS, MAX_TOOLS, Selection, Strategy};
 
 use crate::catalog::Catalog;
 use crate::embed::{
