@@ -506,10 +506,17 @@ pub struct Violation {
     /// The offending node.
     pub subject: String,
     pub message: String,
+    /// Where the files say it (`seeds/goals.ttl:42`), when validation had
+    /// the files: the line naming the bad reference, else the subject's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(at) = &self.location {
+            write!(f, "{at}: ")?;
+        }
         write!(f, "{}: {} [{}]", self.subject, self.message, self.rule)
     }
 }

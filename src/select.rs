@@ -26,6 +26,8 @@ pub enum Strategy {
 
 /// Default budget of a domain selection.
 pub const MAX_TOOLS: usize = 10;
+/// The intent broker's default cap (design 001: 10-15 tools per call).
+pub const INTENT_CAP: usize = 15;
 pub const MAX_DOMAINS: usize = 3;
 /// The intent broker falls back to the whole scope below this many tools.
 pub const MIN_INTENT_TOOLS: usize = 5;
@@ -40,12 +42,17 @@ pub struct Dropped {
 /// The tools for one turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Selection {
+    /// The strategy that chose them.
+    pub strategy: Strategy,
     pub tool_names: Vec<String>,
     /// Chosen domains, most recent first (local names: `tasks`).
     pub domains: Vec<String>,
     pub dropped: Vec<Dropped>,
     /// What was decided, step by step.
     pub reasoning: Vec<String>,
+    /// Under a goal: where the conversation's flow goes next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<crate::policy::GoalHint>,
 }
 
 /// What the ranking of the message says.
@@ -276,6 +283,7 @@ pub(crate) fn by_domains(
         tools.extend(universal);
     }
     let selection = Selection {
+        strategy: Strategy::Domains,
         tool_names: tools
             .iter()
             .map(|&i| catalog.tools()[i].name.clone())
@@ -283,6 +291,7 @@ pub(crate) fn by_domains(
         domains: chosen.iter().map(|d| name(d)).collect(),
         dropped,
         reasoning,
+        goal: None,
     };
     (selection, chosen)
 }
@@ -302,13 +311,17 @@ fn says(words: &[String], keyword: &str) -> bool {
 /// keywords name, plus the session's recent tools and the universal tools;
 /// the whole scope when no intent matches or fewer than
 /// [`MIN_INTENT_TOOLS`] remain. `recent`: the tools called in the session,
-/// most recent first (what was used, not what was offered).
+/// most recent first (what was used, not what was offered). An intent set
+/// larger than `cap` keeps the recent and universal tools and then the
+/// intent tools `rank` puts first (design 001: 10-15 tools per call).
 pub(crate) fn by_intents<'a>(
     catalog: &Catalog,
     intents: impl IntoIterator<Item = &'a Intent>,
     scope: &Scope,
     message: &str,
     recent: &[String],
+    cap: usize,
+    rank: &dyn Fn(&Scope) -> Vec<usize>,
 ) -> Selection {
     let words: Vec<String> = message
         .split(|c: char| !c.is_alphanumeric() && c != '-')
@@ -316,7 +329,8 @@ pub(crate) fn by_intents<'a>(
         .map(str::to_lowercase)
         .collect();
     let mut reasoning = Vec::new();
-    let mut picked = Scope::none(catalog.tools().len());
+    let n = catalog.tools().len();
+    let mut picked = Scope::none(n);
     let mut matched = Vec::new();
     for intent in intents {
         let Some(k) = intent.keywords.iter().find(|k| says(&words, k)) else {
@@ -335,41 +349,61 @@ pub(crate) fn by_intents<'a>(
             }
         }
     }
+    let mut kept = Scope::none(n);
     for r in recent {
-        if let Some(i) = catalog.find(r).filter(|&i| scope.contains(i))
-            && picked.insert(i)
-        {
-            reasoning.push(format!("kept {r} (recent)"));
+        if let Some(i) = catalog.find(r).filter(|&i| scope.contains(i)) {
+            kept.insert(i);
+            if !picked.contains(i) {
+                reasoning.push(format!("kept {r} (recent)"));
+            }
         }
     }
     for i in scope.iter().filter(|&i| catalog.tools()[i].universal) {
-        picked.insert(i);
+        kept.insert(i);
     }
-    if matched.is_empty() || picked.len() < MIN_INTENT_TOOLS {
+    let mut all = picked.clone();
+    all.union(&kept);
+    if matched.is_empty() || all.len() < MIN_INTENT_TOOLS {
         reasoning.push(if matched.is_empty() {
             "no intent named: every tool the caller may use".to_string()
         } else {
             format!(
                 "only {} tools for {}: every tool the caller may use",
-                picked.len(),
+                all.len(),
                 matched.join(", ")
             )
         });
-        picked = scope.clone();
+        all = scope.clone();
+    } else if all.len() > cap {
+        let before = all.len();
+        all = kept.clone();
+        for i in rank(&picked) {
+            if all.len() >= cap {
+                break;
+            }
+            all.insert(i);
+        }
+        reasoning.push(format!(
+            "{before} tools for {}: kept the recent and universal ones and the best-ranked, {} in all (cap {cap})",
+            matched.join(", "),
+            all.len()
+        ));
     }
     let mut domains: Vec<String> = Vec::new();
-    for i in picked.iter() {
+    for i in all.iter() {
         for d in finest(catalog, &catalog.tools()[i]) {
             push_unique(&mut domains, &d.iri);
         }
     }
     Selection {
-        tool_names: picked
+        strategy: Strategy::Intents,
+        tool_names: all
             .iter()
             .map(|i| catalog.tools()[i].name.clone())
             .collect(),
         domains: domains.iter().map(|d| name(d)).collect(),
         dropped: Vec::new(),
         reasoning,
+        goal: None,
     }
 }

@@ -21,14 +21,23 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The goals in flow order: boundary, next goals, agents, and what the
+    /// caller has under each.
+    Goals {
+        #[command(flatten)]
+        caller: Caller,
+        #[arg(long)]
+        json: bool,
+    },
     /// Choose the tools for one conversation turn (`--session` names the
     /// conversation; sessions live for the life of the process, so the
     /// command line shows one turn).
     Select {
         message: String,
-        /// domains (whole domains, recency) or intents (keyword intents).
-        #[arg(long, value_enum, default_value = "domains")]
-        strategy: StrategyArg,
+        /// domains (whole domains, recency) or intents (keyword intents);
+        /// default: the organization's, else domains.
+        #[arg(long, value_enum)]
+        strategy: Option<StrategyArg>,
         #[arg(long)]
         max_tools: Option<usize>,
         #[arg(long)]
@@ -90,6 +99,40 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 }
             }
         }
+        Command::Goals { caller, json } => {
+            let engine = g.open(false)?;
+            engine.require_catalog()?;
+            let goals = engine.goals(&caller)?;
+            if json {
+                print_json(&goals)?;
+            } else {
+                for g in &goals {
+                    let order = g.order.map_or("-".to_string(), |o| o.to_string());
+                    println!(
+                        "{order:>2}. {:<22} {:>4} tools  {}",
+                        g.goal, g.tools, g.label
+                    );
+                    let agents = match (&g.primary_agent, &g.fallback_agent) {
+                        (Some(p), Some(f)) => format!("{p} (fallback {f})"),
+                        (Some(p), None) => p.clone(),
+                        _ => "-".into(),
+                    };
+                    println!("    agent: {agents}   next: {}", g.next.join(", "));
+                    println!(
+                        "    operations: {}  (not {})",
+                        g.operations.join(", "),
+                        g.excluded_operations.join(", ")
+                    );
+                    println!("    entities: {}", g.entities.join(", "));
+                    println!("    categories: {}", g.categories.join(", "));
+                    println!("    tools: {}", g.available_tools.join(", "));
+                    for w in &g.warnings {
+                        let tool = w.tool.as_ref().map(|t| format!("{t}: "));
+                        println!("    warning: {}{}", tool.unwrap_or_default(), w.reason);
+                    }
+                }
+            }
+        }
         Command::Domains { caller, json } => {
             let engine = g.open(false)?;
             engine.require_catalog()?;
@@ -113,16 +156,16 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             let Some(session) = caller.session.clone() else {
                 anyhow::bail!("select needs --session (the conversation)");
             };
-            let engine = g.open(matches!(strategy, StrategyArg::Domains))?;
+            let engine = g.open(!matches!(strategy, Some(StrategyArg::Intents)))?;
             engine.require_catalog()?;
             let s = engine.select(&SelectRequest {
                 session,
                 message,
                 caller: caller.clone(),
-                strategy: match strategy {
+                strategy: strategy.map(|s| match s {
                     StrategyArg::Domains => Strategy::Domains,
                     StrategyArg::Intents => Strategy::Intents,
-                },
+                }),
                 max_tools,
                 max_domains,
             })?;
@@ -131,6 +174,9 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             } else {
                 println!("domains: {}", s.domains.join(", "));
                 println!("tools: {}", s.tool_names.join(", "));
+                if let Some(g) = &s.goal {
+                    println!("goal: {}", g.hint);
+                }
                 for d in &s.dropped {
                     println!("dropped {}: {}", d.domain, d.reason);
                 }

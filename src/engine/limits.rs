@@ -213,8 +213,10 @@ impl Engine {
         let caller = Caller {
             org: event.org.clone().or_else(|| caller.org.clone()),
             agent: event.agent.clone().or_else(|| caller.agent.clone()),
+            session: event.session.clone().or_else(|| caller.session.clone()),
             ..caller.clone()
         };
+        caller.check()?;
         let org = usage_org(&snap, &caller)?.ok_or_else(|| {
             Error::invalid_field(
                 Field::UsageOrg,
@@ -232,6 +234,8 @@ impl Engine {
         let mut l = self.limits.write().unwrap_or_else(PoisonError::into_inner);
         let (policy, counter) = self.count(&mut l, &org, &name, event.cost, now)?;
         let verdict = l.organization(&name, Some(&org), now);
+        drop(l);
+        self.called(&caller, &name);
         Ok(report(name, &org, policy.as_ref(), &counter, verdict, now))
     }
 

@@ -12,6 +12,7 @@
 
 mod calls;
 mod limits;
+mod locate;
 mod operator;
 mod ranking;
 mod reads;
@@ -39,7 +40,7 @@ pub use crate::graph::{GraphServer, LoadReport, SparqlOutput};
 pub use crate::import::{Format, bundled};
 pub use crate::model::PolicyFact;
 pub use crate::policy::limits::{Budget, BudgetUnit, Grant, Period, UsagePolicy};
-pub use crate::policy::{Caller, Explanation, Layer, LayerVerdict, Warning};
+pub use crate::policy::{Caller, Explanation, GoalHint, GoalInfo, Layer, LayerVerdict, Warning};
 pub use crate::rank::stages::StageSpans;
 pub use crate::rank::{Calibration, Clarify, Contender, Mode, RankConfig, ScoreDetails};
 pub use crate::select::{Dropped, MAX_DOMAINS, MAX_TOOLS, Selection, Strategy};

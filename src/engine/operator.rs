@@ -31,11 +31,15 @@ pub fn validate(paths: &[PathBuf]) -> Result<Validation> {
     let sources = engine.prepare(&files, None)?;
     let scratch = OxigraphStore::memory()?;
     scratch.load_unchecked(&sources)?;
+    let mut violations = scratch.validate()?;
+    for v in &mut violations {
+        v.location = super::locate::locate(&sources, v);
+    }
     Ok(Validation {
         files: files.len(),
         quads: scratch.len()?,
         tools: scratch.tools()?.len(),
-        violations: scratch.validate()?,
+        violations,
     })
 }
 

@@ -117,6 +117,37 @@ impl Engine {
         Ok(out)
     }
 
+    /// The goals, in flow order, as `caller` has them: each one's boundary,
+    /// next goals and agents, how many tools the caller has under it, the
+    /// listed tools it has, and warnings for the listed tools it lacks.
+    pub fn goals(&self, caller: &Caller) -> Result<Vec<crate::policy::GoalInfo>> {
+        let snap = self.snapshot();
+        let c = &snap.catalog;
+        let mut out = Vec::new();
+        for (iri, mut info) in snap.policy.goals() {
+            let under = Caller {
+                goal: Some(iri.clone()),
+                ..caller.clone()
+            };
+            let access = self.access(&snap, &under)?;
+            info.tools = access.scope.len();
+            info.available_tools = snap
+                .policy
+                .data
+                .goals
+                .get(&iri)
+                .into_iter()
+                .flat_map(|g| &g.tools)
+                .filter_map(|t| c.iri_index(t))
+                .filter(|&i| access.scope.contains(i))
+                .map(|i| c.tools()[i].name.clone())
+                .collect();
+            info.warnings = access.warnings;
+            out.push(info);
+        }
+        Ok(out)
+    }
+
     /// Each policy layer's verdict on one tool for `caller` (an operator's
     /// view: it names tools the caller may not see).
     pub fn explain_policy(&self, caller: &Caller, tool: &str) -> Result<Explanation> {

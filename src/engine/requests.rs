@@ -356,9 +356,11 @@ pub struct SelectRequest {
     pub message: String,
     #[serde(default)]
     pub caller: Caller,
+    /// Default: the caller's organization's (`tg:selectionStrategy`), else
+    /// `domains`.
     #[serde(default)]
-    pub strategy: Strategy,
-    /// Default 10 (domain selection).
+    pub strategy: Option<Strategy>,
+    /// Default 10 (domain selection), 15 (the intent broker's cap).
     #[serde(default)]
     pub max_tools: Option<usize>,
     /// Default 3 (domain selection).
@@ -401,6 +403,10 @@ pub struct UsageEvent {
     /// Cost units (budgets in cost units count this; default 1).
     #[serde(default)]
     pub cost: Option<f64>,
+    /// The conversation it was called in: the intent broker keeps a
+    /// session's used tools in its selections.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// Where a tool stands for an organization after a recorded call.

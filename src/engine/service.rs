@@ -123,7 +123,15 @@ impl Engine {
             Some(names) => catalog.named(&access.scope, names)?,
             None => access.scope.clone(),
         };
-        let (query, ranked) = self.rank(catalog, &scope, req, vector, limit)?;
+        let (query, ranked) = if access.boosts.is_empty() {
+            self.rank(catalog, &scope, req, vector, limit)?
+        } else {
+            // A goal's boosts can lift a tool from anywhere in its (small,
+            // capped) scope: rank it all, boost, keep the best `limit`.
+            let (query, mut ranked) = self.rank(catalog, &scope, req, vector, scope.len())?;
+            crate::rank::pipeline::boost(&mut ranked, &access.boosts, limit);
+            (query, ranked)
+        };
         let ambiguous = ranked.clarify.is_some();
         let matches = ranked
             .tools
@@ -224,7 +232,11 @@ impl Engine {
         let access = self.access(&snap, &caller)?;
         let key = self.session_key(&caller);
         let session = self.sessions.get(&key);
-        let selection = match req.strategy {
+        let strategy = req
+            .strategy
+            .or_else(|| snap.policy.strategy_of(&caller))
+            .unwrap_or_default();
+        let mut selection = match strategy {
             Strategy::Domains => {
                 let request = SearchRequest {
                     text: req.message.clone(),
@@ -257,14 +269,32 @@ impl Engine {
                 self.sessions.update(&key, |s| s.domains = recency);
                 selection
             }
-            Strategy::Intents => select::by_intents(
-                catalog,
-                snap.policy.data.intents.values(),
-                &access.scope,
-                &req.message,
-                &session.recent_tools,
-            ),
+            Strategy::Intents => {
+                let cap = req.max_tools.unwrap_or(select::INTENT_CAP);
+                let rank = |within: &Scope| -> Vec<usize> {
+                    let request = SearchRequest {
+                        text: req.message.clone(),
+                        mode: Mode::Joint,
+                        explain: false,
+                        limit: cap,
+                        ..SearchRequest::default()
+                    };
+                    self.rank(catalog, within, &request, None, cap)
+                        .map(|(_, ranked)| ranked.tools.iter().map(|t| t.idx).collect())
+                        .unwrap_or_default()
+                };
+                select::by_intents(
+                    catalog,
+                    snap.policy.data.intents.values(),
+                    &access.scope,
+                    &req.message,
+                    &session.recent_tools,
+                    cap,
+                    &rank,
+                )
+            }
         };
+        selection.goal = snap.policy.goal_hint(caller.goal.as_deref());
         Ok(selection)
     }
 

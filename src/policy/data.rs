@@ -22,6 +22,9 @@ pub(crate) struct Platform {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Org {
     pub iri: String,
+    /// How its conversations choose tools (`tg:selectionStrategy`:
+    /// `domains` or `intents`); none: the request's, else domains.
+    pub strategy: Option<String>,
     pub enabled: Vec<String>,
     pub disabled: Listed,
     pub integrations: Vec<String>,
@@ -105,6 +108,35 @@ pub(crate) struct Goal {
     pub entities: Vec<String>,
     pub categories: Vec<String>,
     pub tools: Vec<String>,
+    /// Operations and entities that rank higher under the goal.
+    pub favoured_operations: Vec<String>,
+    pub favoured_entities: Vec<String>,
+    pub order: Option<i64>,
+    pub next: Vec<String>,
+    pub primary_agent: Option<String>,
+    pub fallback_agent: Option<String>,
+    pub comment: Option<String>,
+}
+
+impl Goal {
+    /// One fact about the goal (`p`: the property's local name).
+    fn read(&mut self, p: &str, v: String, property: &str) {
+        match p {
+            "allowsOperation" => self.operations.push(v),
+            "excludesOperation" => self.excluded.push(v),
+            "allowsEntity" => self.entities.push(v),
+            "allowsCategory" => self.categories.push(v),
+            "availableTool" => self.tools.push(v),
+            "favoursOperation" => self.favoured_operations.push(v),
+            "favoursEntity" => self.favoured_entities.push(v),
+            "order" => self.order = v.parse().ok(),
+            "nextGoal" => self.next.push(v),
+            "primaryAgent" => self.primary_agent = Some(v),
+            "fallbackAgent" => self.fallback_agent = Some(v),
+            _ if property == vocab::RDFS_COMMENT => self.comment = Some(v),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -164,6 +196,7 @@ impl PolicyData {
                         "enablesTool" => o.enabled.push(v),
                         "disablesTool" => o.disabled.push(listed()),
                         "connectedIntegration" => o.integrations.push(v),
+                        "selectionStrategy" => o.strategy = Some(v.to_lowercase()),
                         _ => {}
                     }
                 }
@@ -202,14 +235,7 @@ impl PolicyData {
                         iri: f.subject.clone(),
                         ..Goal::default()
                     });
-                    match p {
-                        "allowsOperation" => g.operations.push(v),
-                        "excludesOperation" => g.excluded.push(v),
-                        "allowsEntity" => g.entities.push(v),
-                        "allowsCategory" => g.categories.push(v),
-                        "availableTool" => g.tools.push(v),
-                        _ => {}
-                    }
+                    g.read(p, v, &f.property);
                 }
                 tg::INTENT => {
                     let i = d

@@ -1,17 +1,21 @@
-//! Goal boundaries: a goal keeps the tools whose verb is among its
-//! operations (through `skos:broader`) and not among its excluded ones, and
-//! that act on one of its entities (or a narrower one) or sit in one of its
-//! categories, plus the tools it names itself (unless their verb is excluded:
-//! deny wins). Between an allowed and an excluded operation the nearer one
-//! decides (a goal may allow `cancel` while excluding the broader `delete`);
-//! at the same distance the exclusion wins.
+//! Goal boundaries (design 000): a goal keeps the tools whose verb is among
+//! its operations (or narrower, through `skos:broader`) and not among its
+//! excluded ones, AND that act on one of its entities (or a narrower one),
+//! AND that sit in one of its categories; a dimension the goal does not
+//! declare does not restrict. Between an allowed and an excluded operation
+//! the nearer one decides (a goal may allow `cancel` while excluding the
+//! broader `delete`); at the same distance the exclusion wins. The tools a
+//! goal lists (`tg:availableTool`) are a check list, not a widening: one
+//! outside the boundary is removed and said in a warning.
 
 use super::data::Goal;
 use crate::catalog::Catalog;
 use crate::vocab;
 
-/// How many `skos:broader` hops a verb or entity may climb to meet a goal.
-const HOPS: usize = 4;
+/// How many `skos:broader` hops a verb or entity may climb to meet a goal:
+/// `reschedule` meets `update`, `Technician` meets `Employee`; four hops
+/// took `FoodOrder` up to what a booking goal names.
+const HOPS: usize = 2;
 
 /// `Ok(why it is inside)` or `Err(why it is outside)` for one tool.
 pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<String, String> {
@@ -37,9 +41,11 @@ pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<Stri
     if let Some(v) = tool.verbs.iter().find(|v| excluded(&v.iri)) {
         return Err(format!("its verb {} is excluded by goal {name}", v.label));
     }
-    if goal.tools.contains(&tool.iri) {
-        return Ok(format!("goal {name} lists it"));
-    }
+    let listed = if goal.tools.contains(&tool.iri) {
+        format!(" (goal {name} lists it)")
+    } else {
+        String::new()
+    };
     let reaches = |iri: &str, targets: &[String]| distance(iri, targets).is_some();
     let Some(verb) = tool
         .verbs
@@ -61,21 +67,82 @@ pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<Stri
         .iter()
         .filter(|e| e.weight >= 0.5)
         .find(|e| reaches(&e.iri, &goal.entities));
+    if !goal.entities.is_empty() && entity.is_none() {
+        return Err(format!("it acts on nothing within goal {name}'s entities"));
+    }
     let category = tool
         .categories
         .iter()
         .find(|c| goal.categories.contains(&c.iri));
-    match (entity, category) {
-        (Some(e), _) => Ok(format!(
-            "{} on {} is within goal {name}",
-            verb.label, e.label
-        )),
-        (None, Some(c)) => Ok(format!(
-            "{} in category {} is within goal {name}",
-            verb.label, c.label
-        )),
-        (None, None) => Err(format!(
-            "it acts on nothing within goal {name}'s entities or categories"
-        )),
+    if !goal.categories.is_empty() && category.is_none() {
+        let cats: Vec<&str> = tool.categories.iter().map(|c| c.label.as_str()).collect();
+        return Err(format!(
+            "its category ({}) is not among goal {name}'s categories",
+            if cats.is_empty() {
+                "none".to_string()
+            } else {
+                cats.join(", ")
+            }
+        ));
     }
+    let mut why = verb.label.clone();
+    if let Some(e) = entity {
+        why.push_str(&format!(" on {}", e.label));
+    }
+    if let Some(c) = category {
+        why.push_str(&format!(" in category {}", c.label));
+    }
+    Ok(format!("{why} is within goal {name}{listed}"))
 }
+
+/// The design's context boosts: a tool performing an operation the goal
+/// favours scores ×1.5, one acting on an entity it favours ×1.3 (both:
+/// their product); `None` for the others.
+pub(super) fn boost(catalog: &Catalog, goal: &Goal, idx: usize) -> Option<(f32, String)> {
+    if goal.favoured_operations.is_empty() && goal.favoured_entities.is_empty() {
+        return None;
+    }
+    let tool = &catalog.tools()[idx];
+    let name = vocab::local_name(&goal.iri);
+    // The favoured node a verb or entity reaches, said as "create" or
+    // "create (schedule)" when a narrower one reached it.
+    let reached = |iri: &str, label: &str, targets: &[String]| {
+        catalog
+            .ancestors(iri, HOPS)
+            .iter()
+            .find(|(a, _)| targets.contains(a))
+            .map(|(a, _)| {
+                let target = catalog.label(a);
+                if target == label {
+                    target
+                } else {
+                    format!("{target} ({label})")
+                }
+            })
+    };
+    let mut factor = 1.0;
+    let mut why = Vec::new();
+    if let Some(said) = tool
+        .verbs
+        .iter()
+        .find_map(|v| reached(&v.iri, &v.label, &goal.favoured_operations))
+    {
+        factor *= OPERATION_BOOST;
+        why.push(format!("{said}, ×{OPERATION_BOOST}"));
+    }
+    if let Some(said) = tool
+        .entities
+        .iter()
+        .filter(|e| e.weight >= 0.5)
+        .find_map(|e| reached(&e.iri, &e.label, &goal.favoured_entities))
+    {
+        factor *= ENTITY_BOOST;
+        why.push(format!("{said}, ×{ENTITY_BOOST}"));
+    }
+    (factor > 1.0).then(|| (factor, format!("goal {name} favours {}", why.join(" and "))))
+}
+
+/// Design 000: "if current goal is EXECUTE_SOLUTION, create ×1.5".
+const OPERATION_BOOST: f32 = 1.5;
+/// Design 000: "customer data extracted: customer tools ×1.3".
+const ENTITY_BOOST: f32 = 1.3;

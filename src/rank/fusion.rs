@@ -206,6 +206,7 @@ impl<'a> Channels<'a> {
             step: None,
             best_for_step: None,
             prerequisite_of: None,
+            goal_boost: None,
         }
     }
 

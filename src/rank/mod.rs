@@ -233,6 +233,18 @@ pub struct ScoreDetails {
     /// (a request with `dependencies: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prerequisite_of: Option<PrerequisiteOf>,
+    /// Under a goal that favours this tool's operation or entity (design
+    /// 000's context boosts): `fused` is the boosted score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_boost: Option<GoalBoost>,
+}
+
+/// A goal's boost of one tool: the factor its fused score was multiplied
+/// by, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct GoalBoost {
+    pub factor: f32,
+    pub reason: String,
 }
 
 /// Why a prerequisite is listed: the tool that needs it and the edge.

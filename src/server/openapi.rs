@@ -23,6 +23,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
         super::v1::tools::one,
         super::v1::tools::dependencies,
         super::v1::tools::domains,
+        super::v1::tools::goals,
         super::v1::tools::register,
         super::v1::tools::remove,
         super::v1::admin::reload,

@@ -481,40 +481,7 @@ fn story_approvals(story: &Story, tide: &str, locker: &str, poisoned: &Value) {
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["status"], "approved");
-    // The category the approval set decides which agents' profiles see it:
-    // general (the default profile) names `information`, productivity
-    // does not.
-    let as_agent = |agent: &str| -> Vec<String> {
-        let r = post_json(
-            a,
-            "/v1/search",
-            Some(ACME),
-            &json!({"text": "tide times for Dover harbour", "limit": 5, "caller": {"agent": agent}})
-                .to_string(),
-        );
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.json()["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["tool"].as_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(as_agent("acme_helper")[0], "getTideTimes");
-    assert!(!as_agent("acme_assistant").contains(&"getTideTimes".to_string()));
-    let why = get(
-        a,
-        "/v1/policy/explain?tool=getTideTimes&org=acme&agent=acme_assistant",
-        Some(ADMIN),
-    );
-    assert_eq!(why.status, 200, "{}", why.body);
-    assert_eq!(why.json()["deciding"], "agent", "{}", why.body);
-    let why = get(
-        a,
-        "/v1/policy/explain?tool=getTideTimes&org=acme&agent=acme_helper",
-        Some(ADMIN),
-    );
-    assert_eq!(why.json()["allowed"], true, "{}", why.body);
+    story_categories(story);
     assert_eq!(r.json()["pinned_hash"], r.json()["hash"]);
     let r = approve(
         locker,
@@ -555,6 +522,44 @@ fn story_approvals(story: &Story, tide: &str, locker: &str, poisoned: &Value) {
         story.tools_before + 1,
         "only the ungranted approved tool counts for an anonymous caller"
     );
+}
+
+/// The category the approval set decides which agents' profiles see the
+/// approved tool: general (the default profile) names `information`,
+/// productivity does not.
+fn story_categories(story: &Story) {
+    let a = story.live.addr;
+    let as_agent = |agent: &str| -> Vec<String> {
+        let r = post_json(
+            a,
+            "/v1/search",
+            Some(ACME),
+            &json!({"text": "tide times for Dover harbour", "limit": 5, "caller": {"agent": agent}})
+                .to_string(),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["tool"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(as_agent("acme_helper")[0], "getTideTimes");
+    assert!(!as_agent("acme_assistant").contains(&"getTideTimes".to_string()));
+    let why = get(
+        a,
+        "/v1/policy/explain?tool=getTideTimes&org=acme&agent=acme_assistant",
+        Some(ADMIN),
+    );
+    assert_eq!(why.status, 200, "{}", why.body);
+    assert_eq!(why.json()["deciding"], "agent", "{}", why.body);
+    let why = get(
+        a,
+        "/v1/policy/explain?tool=getTideTimes&org=acme&agent=acme_helper",
+        Some(ADMIN),
+    );
+    assert_eq!(why.json()["allowed"], true, "{}", why.body);
 }
 
 /// Usage: the rate limit per org, through the policy filter, with the

@@ -99,6 +99,56 @@ fn validate_names_the_tool_and_rule_when_a_verb_is_missing() {
     );
 }
 
+/// A typo in a goal's verb, category, entity or tool narrowed the goal
+/// silently; now `validate` fails naming the file and line of the typo.
+#[test]
+fn validate_names_file_and_line_of_a_goal_typo() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_seeds(dir.path());
+    let goals = dir.path().join("seeds/goals.ttl");
+    let body = std::fs::read_to_string(&goals).unwrap();
+    let broken = body
+        .replacen(
+            "tg:allowsOperation verb:reserve , verb:schedule",
+            "tg:allowsOperation verb:reserv , verb:schedule",
+            1,
+        )
+        .replacen(
+            "tg:allowsCategory cat:customer ;",
+            "tg:allowsCategory cat:custmer ;",
+            1,
+        )
+        .replacen(
+            "tool:customer_get , tool:customer_create",
+            "tool:customer_gett , tool:customer_create",
+            1,
+        );
+    assert_ne!(broken, body);
+    std::fs::write(&goals, &broken).unwrap();
+    let o = toolgraph(&[
+        "validate",
+        dir.path().join("ontology").to_str().unwrap(),
+        dir.path().join("seeds").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let out = text(&o);
+    for (typo, written) in [
+        ("verb/reserv>", "verb:reserv ,"),
+        ("category/custmer>", "cat:custmer ;"),
+        ("tool/customer_gett>", "tool:customer_gett ,"),
+    ] {
+        let line_no = broken.lines().position(|l| l.contains(written)).unwrap() + 1;
+        let said = out
+            .lines()
+            .find(|l| l.contains(typo))
+            .unwrap_or_else(|| panic!("{typo} not reported: {out}"));
+        assert!(
+            said.contains(&format!("goals.ttl:{line_no}:")),
+            "{typo} at line {line_no}: {said}"
+        );
+    }
+}
+
 #[test]
 fn loaded_data_persists_for_a_new_process_and_a_bad_load_changes_nothing() {
     let data = tempfile::tempdir().unwrap();

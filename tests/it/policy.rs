@@ -275,8 +275,8 @@ fn domain_selection_keeps_whole_domains_in_recency_order() {
         assert!(s.dropped.iter().any(|d| d.domain == "reminders"), "{s:#?}");
         complete(e, agent, "tasks", &s.tool_names);
         assert!(
-            s.tool_names.len() <= 10 + 1,
-            "10 + the universal tool: {s:#?}"
+            s.tool_names.len() <= 10 + 2,
+            "10 + the two universal tools: {s:#?}"
         );
         assert!(s.reasoning.iter().any(|r| r.contains("dropped reminders")));
     }
@@ -285,6 +285,218 @@ fn domain_selection_keeps_whole_domains_in_recency_order() {
     let s = select(e, "delete-task", Some("acme_assistant"), "delete that task");
     assert!(s.tool_names.contains(&"todo_delete".to_string()), "{s:#?}");
     assert_eq!(s.domains[0], "tasks");
+}
+
+/// Design 001's broker: its keyword families, a cap of 15, the universal
+/// tools (query_org_data, request_feature) always in, "recent" = tools the
+/// session used, and the strategy chosen per organization.
+#[test]
+fn the_broker_caps_its_set_knows_the_design_keywords_and_keeps_used_tools() {
+    let e = crate::rank::engine_with(toolgraph::Embeddings::Off);
+    let intents = |session: &str, message: &str, c: Caller| {
+        e.select(&SelectRequest {
+            session: session.into(),
+            message: message.into(),
+            caller: c,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
+            ..SelectRequest::default()
+        })
+        .unwrap()
+    };
+    let s = intents("refund", "I need a refund", Caller::default());
+    assert!(
+        s.tool_names.len() <= 15,
+        "{} tools: {s:#?}",
+        s.tool_names.len()
+    );
+    assert!(s.tool_names.len() >= 5, "{s:#?}");
+    for u in ["query_org_data", "request_feature"] {
+        assert!(s.tool_names.contains(&u.to_string()), "{u}: {s:#?}");
+    }
+    assert!(s.reasoning.iter().any(|r| r.contains("cap 15")), "{s:#?}");
+    for (message, intent) in [
+        ("what does it cost", "billing"),
+        ("is this item in the inventory", "products"),
+        ("add the event to the calendar", "scheduling"),
+        ("our client is a new lead", "contact"),
+        ("send the newsletter campaign", "email"),
+    ] {
+        let s = intents("families", message, Caller::default());
+        assert!(
+            s.reasoning
+                .iter()
+                .any(|r| r.contains(&format!("intent {intent}"))),
+            "{message}: {s:#?}"
+        );
+    }
+    // A tool the session used stays in its selections.
+    let c = Caller {
+        org: Some("acme".into()),
+        session: Some("used-1".into()),
+        ..Caller::default()
+    };
+    e.record_usage(
+        &Caller::default(),
+        &toolgraph::engine::UsageEvent {
+            tool: "recipe_search".into(),
+            org: Some("acme".into()),
+            session: Some("used-1".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let s = intents("used-1", "I need a refund", c);
+    assert!(
+        s.tool_names.contains(&"recipe_search".to_string()),
+        "{s:#?}"
+    );
+    assert!(
+        s.reasoning
+            .iter()
+            .any(|r| r.contains("recipe_search (recent)"))
+    );
+    // The strategy per organization.
+    e.load(&[Source {
+        name: "test/strategy.ttl".into(),
+        data: SourceData::Turtle(
+            "@prefix tg: <https://toolgraph.dev/ns#> .\n\
+             <https://toolgraph.dev/org/corner_cafe> tg:selectionStrategy \"intents\" ."
+                .into(),
+        ),
+    }])
+    .unwrap();
+    let by_org = |org: &str| {
+        e.select(&SelectRequest {
+            session: format!("strategy-{org}"),
+            message: "I need a refund".into(),
+            caller: caller(Some(org), None),
+            ..SelectRequest::default()
+        })
+        .unwrap()
+        .strategy
+    };
+    assert_eq!(by_org("corner_cafe"), toolgraph::engine::Strategy::Intents);
+    assert_eq!(by_org("acme"), toolgraph::engine::Strategy::Domains);
+}
+
+/// A selection under a goal says where the flow goes next (design 000's
+/// goal order), with the goal's agents; `goals` lists them in order.
+#[test]
+fn goals_are_listed_in_flow_order_and_selections_hint_the_next_goal() {
+    let e = real();
+    let goals = e.goals(&Caller::default()).unwrap();
+    let names: Vec<&str> = goals.iter().map(|g| g.goal.as_str()).collect();
+    for g in [
+        "UNDERSTAND_REQUEST",
+        "GATHER_REQUIREMENTS",
+        "DESIGN_SOLUTION",
+        "EXECUTE_SOLUTION",
+        "CONFIRM_RESOLUTION",
+    ] {
+        assert!(names.contains(&g), "{g}: {names:?}");
+    }
+    assert_eq!(names[0], "UNDERSTAND_REQUEST");
+    for g in &goals {
+        // Every listed tool is within its goal's boundary for an anonymous
+        // caller: nothing to warn about.
+        assert!(g.warnings.is_empty(), "{}: {:?}", g.goal, g.warnings);
+        assert!(g.tools > 0, "{}", g.goal);
+        assert!(g.primary_agent.is_some(), "{}", g.goal);
+    }
+    let design = goals.iter().find(|g| g.goal == "DESIGN_SOLUTION").unwrap();
+    assert_eq!(design.primary_agent.as_deref(), Some("planner_agent"));
+    assert_eq!(design.fallback_agent.as_deref(), Some("mcp_agent"));
+    assert_eq!(design.next, ["EXECUTE_SOLUTION"]);
+    let s = e
+        .select(&SelectRequest {
+            session: "goal-hint".into(),
+            message: "book the technician for Tuesday morning".into(),
+            caller: Caller {
+                goal: Some("BOOK_APPOINTMENT".into()),
+                ..Caller::default()
+            },
+            ..SelectRequest::default()
+        })
+        .unwrap();
+    let hint = s.goal.unwrap();
+    assert_eq!(hint.next, ["CREATE_WORK_ORDER"]);
+    assert!(
+        hint.hint.contains("continue with CREATE_WORK_ORDER"),
+        "{hint:?}"
+    );
+}
+
+/// Design 000: a tool must fit the goal's operations AND entities AND
+/// categories; its tool list is a check list, not a widening.
+#[test]
+fn a_goal_boundary_is_operation_and_entity_and_category() {
+    let e = real();
+    let booking = Caller {
+        goal: Some("BOOK_APPOINTMENT".into()),
+        ..Caller::default()
+    };
+    let seen = listed(e, &booking);
+    for t in e.tools() {
+        let food_crm_or_medical = t.domains.iter().any(|d| {
+            ["dining", "crm", "health", "food_orders", "leads_and_deals"]
+                .iter()
+                .any(|x| d.iri.ends_with(&format!("/{x}")))
+        });
+        if food_crm_or_medical && !t.universal {
+            assert!(!seen.contains(&t.name), "{} under BOOK_APPOINTMENT", t.name);
+        }
+    }
+    assert!(seen.contains("person_calendar_book"), "{seen:?}");
+    let x = e
+        .explain_policy(&booking, "doctor_appointment_book")
+        .unwrap();
+    assert!(!x.allowed && x.deciding == Layer::Goal, "{x:?}");
+    assert!(x.layers[4].reason.contains("category"), "{x:?}");
+}
+
+/// Design 000's context boosts: under EXECUTE_SOLUTION (which favours
+/// `create`), creating tools score ×1.5, said in their details; without
+/// the goal nothing is boosted.
+#[test]
+fn a_goal_boosts_the_operations_it_favours_and_says_so() {
+    let e = real();
+    let text = "the water heater job for Mrs Smith: record it and put it on the calendar";
+    let under = e
+        .search(&SearchRequest {
+            text: text.into(),
+            limit: 10,
+            caller: Caller {
+                goal: Some("EXECUTE_SOLUTION".into()),
+                ..Caller::default()
+            },
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    let boosted: Vec<_> = under
+        .matches
+        .iter()
+        .filter(|m| m.details.goal_boost.is_some())
+        .collect();
+    assert!(!boosted.is_empty(), "{:#?}", under.matches);
+    for m in &boosted {
+        let b = m.details.goal_boost.as_ref().unwrap();
+        assert_eq!(b.factor, 1.5, "{m:?}");
+        assert!(
+            b.reason.contains("goal EXECUTE_SOLUTION favours create"),
+            "{b:?}"
+        );
+    }
+    assert!(under.matches.iter().any(|m| m.tool == "task_create"));
+    let scores: Vec<f32> = under.matches.iter().map(|m| m.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    let plain = e
+        .search(&SearchRequest {
+            text: text.into(),
+            limit: 10,
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    assert!(plain.matches.iter().all(|m| m.details.goal_boost.is_none()));
 }
 
 #[test]
@@ -297,7 +509,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker".into(),
             message: "I was charged twice, I need a refund".into(),
             caller: acme.clone(),
-            strategy: toolgraph::engine::Strategy::Intents,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
             ..SelectRequest::default()
         })
         .unwrap();
@@ -329,7 +541,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker".into(),
             message: "and open a ticket about it".into(),
             caller: acme.clone(),
-            strategy: toolgraph::engine::Strategy::Intents,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
             ..SelectRequest::default()
         })
         .unwrap();
@@ -349,7 +561,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker-2".into(),
             message: "hello there".into(),
             caller: acme,
-            strategy: toolgraph::engine::Strategy::Intents,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
             ..SelectRequest::default()
         })
         .unwrap();
@@ -364,7 +576,7 @@ fn the_intent_broker_narrows_within_the_policy_and_falls_back_when_general() {
             session: "broker-3".into(),
             message: "I need a refund".into(),
             caller: support.clone(),
-            strategy: toolgraph::engine::Strategy::Intents,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
             ..SelectRequest::default()
         })
         .unwrap();
@@ -423,7 +635,7 @@ fn an_org_without_stripe_never_sees_invoice_or_payment_tools_by_any_route() {
             session: "cafe".into(),
             message: "send the customer an invoice and a payment link".into(),
             caller: cafe.clone(),
-            strategy: toolgraph::engine::Strategy::Intents,
+            strategy: Some(toolgraph::engine::Strategy::Intents),
             ..SelectRequest::default()
         })
         .unwrap();
@@ -1155,7 +1367,7 @@ fn no_denied_tool_appears_by_any_route_over_10000_random_configurations() {
 /// The catalog's tools as the oracle sees them.
 fn oracle_tools(engine: &Engine) -> Vec<Facts> {
     let all = engine.tools();
-    assert_eq!(all.len(), 180);
+    assert_eq!(all.len(), 181);
     all.iter()
         .map(|t| Facts {
             name: t.name.clone(),
@@ -1326,9 +1538,11 @@ impl World<'_> {
         if let Some(a) = agent
             && config.agents[a].draft_only
         {
+            // Universal tools come back after the agent layer (design 001:
+            // always available); request_feature only logs a request.
             for t in &page.tools {
                 assert!(
-                    t.tool.read_only,
+                    t.tool.read_only || t.tool.universal,
                     "draft_only got {}: {}",
                     t.tool.name,
                     ctx()

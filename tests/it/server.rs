@@ -109,7 +109,7 @@ fn the_v1_routes_answer_planners() {
 fn the_catalog_routes_answer(a: std::net::SocketAddr) {
     let page = get(a, "/v1/tools?limit=5&offset=10", Some(READER)).json();
     assert_eq!(page["tools"].as_array().unwrap().len(), 5);
-    assert_eq!(page["total"], 180);
+    assert_eq!(page["total"], 181);
     assert_eq!(page["offset"], 10);
     let r = get(a, "/v1/tools/airline_seat_reserve", Some(READER));
     assert_eq!(r.status, 200);
@@ -125,6 +125,11 @@ fn the_catalog_routes_answer(a: std::net::SocketAddr) {
             .iter()
             .any(|x| x["domain"] == "travel")
     );
+    let g = get(a, "/v1/goals?org=acme", Some(READER));
+    assert_eq!(g.status, 200, "{}", g.body);
+    let goals = g.json();
+    assert_eq!(goals[0]["goal"], "UNDERSTAND_REQUEST", "{}", g.body);
+    assert!(goals.as_array().unwrap().len() >= 10, "{}", g.body);
 
     let r = post_json(
         a,
@@ -142,13 +147,13 @@ fn the_ops_routes_answer(a: std::net::SocketAddr) {
     assert_eq!(get(a, "/healthz", None).status, 200);
     let ready = get(a, "/readyz", None);
     assert_eq!(ready.status, 200);
-    assert_eq!(ready.json()["tools"], 180);
+    assert_eq!(ready.json()["tools"], 181);
     let m = get(a, "/metrics", None).body;
     assert!(
         m.contains("toolgraph_requests_total{method=\"POST\",route=\"/v1/search\",status=\"200\"}"),
         "{m}"
     );
-    assert!(m.contains("toolgraph_catalog_tools 180"), "{m}");
+    assert!(m.contains("toolgraph_catalog_tools 181"), "{m}");
     assert!(
         m.contains("toolgraph_stage_duration_seconds_count{stage=\"graph\"}"),
         "{m}"
@@ -306,7 +311,7 @@ fn keys_and_roles_decide_who_may_do_what() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(!names.contains(&"create_invoice_stripe"));
-    assert!(names.len() < 180);
+    assert!(names.len() < 181);
     assert_eq!(listed["total"].as_u64().unwrap() as usize, names.len());
     let r = post_json(
         a,
@@ -338,7 +343,7 @@ fn keys_and_roles_decide_who_may_do_what() {
         r#"{"query": "SELECT (COUNT(*) AS ?n) WHERE { ?t a <https://toolgraph.dev/ns#Tool> }"}"#,
     );
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(r.body.contains("180"), "{}", r.body);
+    assert!(r.body.contains("181"), "{}", r.body);
     let r = post_json(
         a,
         "/v1/sparql",
@@ -397,7 +402,7 @@ fn registration_is_all_or_nothing(a: std::net::SocketAddr) -> u64 {
     assert_eq!(reg["source"], "crm-mcp");
     let n = reg["tools"].as_u64().unwrap();
     assert!(n >= 3, "{}", r.body);
-    assert_eq!(reg["store"]["tools"].as_u64().unwrap(), 180 + n);
+    assert_eq!(reg["store"]["tools"].as_u64().unwrap(), 181 + n);
     // The same manifest again: the same source, nothing new.
     let again = call(
         a,
@@ -439,7 +444,7 @@ fn registration_is_all_or_nothing(a: std::net::SocketAddr) -> u64 {
             .as_u64()
             .unwrap()
     };
-    assert_eq!(total(a), 180 + n);
+    assert_eq!(total(a), 181 + n);
     n
 }
 
@@ -447,7 +452,7 @@ fn registration_is_all_or_nothing(a: std::net::SocketAddr) -> u64 {
 fn removal_refuses_prerequisites(a: std::net::SocketAddr, n: u64) {
     let admin = format!("Bearer {ADMIN}");
     let total = get(a, "/v1/tools?limit=1", Some(ADMIN)).json()["total"].as_u64();
-    assert_eq!(total, Some(180 + n));
+    assert_eq!(total, Some(181 + n));
     // Remove one registered tool; a prerequisite of others is refused.
     let first = get(a, "/v1/tools?source=crm-mcp&limit=1", Some(ADMIN)).json()["tools"][0]["name"]
         .as_str()

@@ -263,6 +263,7 @@ impl OxigraphStore {
                     rule: (*rule).to_string(),
                     subject: row.get("subject").cloned().unwrap_or_default(),
                     message: row.get("message").cloned().unwrap_or_default(),
+                    location: None,
                 });
             }
         }

@@ -67,6 +67,30 @@ pub(crate) struct Ranked {
     pub abstain: bool,
 }
 
+/// Applies a goal's boosts (index, factor, why) to a ranking of the goal's
+/// whole scope: each boosted tool's fused score is multiplied and the
+/// boost said in its details; the order follows the boosted scores (a
+/// prerequisite stays right after the tool that needs it); the best
+/// `limit` stay.
+pub(crate) fn boost(ranked: &mut Ranked, boosts: &[(usize, f32, String)], limit: usize) {
+    let mut groups: Vec<Vec<crate::rank::RankedTool>> = Vec::new();
+    for mut t in std::mem::take(&mut ranked.tools) {
+        if let Some((_, factor, why)) = boosts.iter().find(|(i, _, _)| *i == t.idx) {
+            t.details.fused *= factor;
+            t.details.goal_boost = Some(crate::rank::GoalBoost {
+                factor: *factor,
+                reason: why.clone(),
+            });
+        }
+        match groups.last_mut() {
+            Some(g) if t.details.prerequisite_of.is_some() => g.push(t),
+            _ => groups.push(vec![t]),
+        }
+    }
+    groups.sort_by(|a, b| b[0].details.fused.total_cmp(&a[0].details.fused));
+    ranked.tools = groups.into_iter().flatten().take(limit).collect();
+}
+
 /// The graph and lexical channels of `query` over `scope`.
 pub(crate) fn prepare<'a>(
     catalog: &'a Catalog,

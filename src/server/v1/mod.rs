@@ -33,6 +33,7 @@ pub(crate) fn routes(state: Shared) -> Router {
         .route("/v1/tools/{name}", get(tools::one).delete(tools::remove))
         .route("/v1/tools/{name}/dependencies", get(tools::dependencies))
         .route("/v1/domains", get(tools::domains))
+        .route("/v1/goals", get(tools::goals))
         .route("/v1/reload", post(admin::reload))
         .route("/v1/policy", get(admin::get_policy))
         .route("/v1/policy/explain", get(admin::explain))

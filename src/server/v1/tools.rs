@@ -1,8 +1,8 @@
 //! The catalog as a caller sees it, and (admin) registration and removal.
 
 use crate::engine::{
-    Caller, DependencyEdge, DomainCount, ListRequest, ListedTool, Registration, ToolFilter,
-    ToolPage,
+    Caller, DependencyEdge, DomainCount, GoalInfo, ListRequest, ListedTool, Registration,
+    ToolFilter, ToolPage,
 };
 use crate::error::Field;
 use crate::server::auth::{Admin, Reader};
@@ -129,6 +129,23 @@ pub(crate) async fn domains(
 ) -> Result<axum::Json<Vec<DomainCount>>, ApiError> {
     let caller = p.caller(caller)?;
     blocking(move || s.engine.domains(&caller))
+        .await
+        .map(axum::Json)
+}
+
+/// The goals in flow order, as the caller has them: boundary, next goals,
+/// agents, the tools it has under each, and warnings for listed tools it
+/// lacks (named only where it may see them).
+#[utoipa::path(get, path = "/v1/goals", tag = "catalog", params(Caller),
+    responses((status = 200, description = "goals, in flow order", body = Vec<GoalInfo>)),
+    security(("bearer" = [])))]
+pub(crate) async fn goals(
+    State(s): State<Shared>,
+    Reader(p): Reader,
+    CallerQuery(caller, _): CallerQuery<NoParams>,
+) -> Result<axum::Json<Vec<GoalInfo>>, ApiError> {
+    let caller = p.caller(caller)?;
+    blocking(move || s.engine.goals(&caller))
         .await
         .map(axum::Json)
 }
