@@ -9,6 +9,7 @@
 //! outside the boundary is removed and said in a warning.
 
 use super::data::Goal;
+use super::reason::{Reason, Verdict};
 use crate::catalog::Catalog;
 use crate::vocab;
 
@@ -18,9 +19,9 @@ use crate::vocab;
 const HOPS: usize = 2;
 
 /// `Ok(why it is inside)` or `Err(why it is outside)` for one tool.
-pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<String, String> {
+pub(super) fn verdict<'a>(catalog: &'a Catalog, goal: &'a Goal, idx: usize) -> Verdict<'a> {
     let tool = &catalog.tools()[idx];
-    let name = vocab::local_name(&goal.iri);
+    let name = goal.iri.as_str();
     // Hops from a node up to the nearest of `targets`.
     let distance = |iri: &str, targets: &[String]| {
         catalog
@@ -39,28 +40,15 @@ pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<Stri
         (None, _) => false,
     };
     if let Some(v) = tool.verbs.iter().find(|v| excluded(&v.iri)) {
-        return Err(format!("its verb {} is excluded by goal {name}", v.label));
+        return Err(Reason::VerbExcluded(&v.label, name));
     }
-    let listed = if goal.tools.contains(&tool.iri) {
-        format!(" (goal {name} lists it)")
-    } else {
-        String::new()
-    };
     let reaches = |iri: &str, targets: &[String]| distance(iri, targets).is_some();
     let Some(verb) = tool
         .verbs
         .iter()
         .find(|v| reaches(&v.iri, &goal.operations))
     else {
-        let verbs: Vec<&str> = tool.verbs.iter().map(|v| v.label.as_str()).collect();
-        return Err(format!(
-            "its verb ({}) is not among goal {name}'s operations",
-            if verbs.is_empty() {
-                "none".to_string()
-            } else {
-                verbs.join(", ")
-            }
-        ));
+        return Err(Reason::VerbNotAmongOperations(&tool.verbs, name));
     };
     let entity = tool
         .entities
@@ -68,31 +56,22 @@ pub(super) fn verdict(catalog: &Catalog, goal: &Goal, idx: usize) -> Result<Stri
         .filter(|e| e.weight >= 0.5)
         .find(|e| reaches(&e.iri, &goal.entities));
     if !goal.entities.is_empty() && entity.is_none() {
-        return Err(format!("it acts on nothing within goal {name}'s entities"));
+        return Err(Reason::NoEntityWithin(name));
     }
     let category = tool
         .categories
         .iter()
         .find(|c| goal.categories.contains(&c.iri));
     if !goal.categories.is_empty() && category.is_none() {
-        let cats: Vec<&str> = tool.categories.iter().map(|c| c.label.as_str()).collect();
-        return Err(format!(
-            "its category ({}) is not among goal {name}'s categories",
-            if cats.is_empty() {
-                "none".to_string()
-            } else {
-                cats.join(", ")
-            }
-        ));
+        return Err(Reason::CategoryNotWithin(&tool.categories, name));
     }
-    let mut why = verb.label.clone();
-    if let Some(e) = entity {
-        why.push_str(&format!(" on {}", e.label));
-    }
-    if let Some(c) = category {
-        why.push_str(&format!(" in category {}", c.label));
-    }
-    Ok(format!("{why} is within goal {name}{listed}"))
+    Ok(Reason::WithinGoal {
+        verb: &verb.label,
+        entity: entity.map(|e| e.label.as_str()),
+        category: category.map(|c| c.label.as_str()),
+        goal: name,
+        listed: goal.tools.contains(&tool.iri),
+    })
 }
 
 /// The design's context boosts: a tool performing an operation the goal

@@ -31,6 +31,7 @@
 pub(crate) mod data;
 mod goal;
 pub mod limits;
+mod reason;
 mod verdicts;
 
 use verdicts::{agent_verdict, org_verdict};
@@ -326,10 +327,8 @@ impl Policy {
             .channels
             .iter()
             .map(|c| {
-                let label = |iri: &str| vocab::local_name(iri).to_string();
-                let usable = (0..n).filter(|&i| {
-                    verdicts::channel_verdict(&data, &catalog.tools()[i], c, &label).is_ok()
-                });
+                let usable = (0..n)
+                    .filter(|&i| verdicts::channel_verdict(&data, &catalog.tools()[i], c).is_ok());
                 (c.clone(), Scope::of(n, usable))
             })
             .collect();

@@ -1,11 +1,14 @@
-//! Each layer's verdict on one tool, with its reason: what `policy
-//! explain` shows and what goal warnings say.
+//! Each layer's verdict on one tool, defined once: `Policy::build` keeps
+//! the tools a verdict keeps (the masks `resolve` intersects), `explain`
+//! writes its reason out (what `policy explain` shows and goal warnings
+//! say).
 
 use super::data::{Agent, Goal, Org, PolicyData};
+use super::reason::{Reason, Verdict, text};
 use super::{Caller, Explanation, Layer, LayerVerdict, Policy, Warning, Who, goal};
 use crate::catalog::Catalog;
 use crate::error::Result;
-use crate::model::Provenance;
+use crate::model::{Provenance, Tool};
 use crate::policy::limits::Limits;
 use crate::scope::Scope;
 use crate::vocab;
@@ -98,14 +101,14 @@ impl Policy {
         let mut layers = vec![verdict(
             Layer::Platform,
             true,
-            platform_verdict(&self.data, tool)
+            text(platform_verdict(&self.data, tool))
                 .and_then(|ok| who.limits.platform(&tool.name).map(|()| ok)),
         )];
         layers.push(match who.org {
             Some(o) => verdict(
                 Layer::Organization,
                 true,
-                org_verdict(catalog, o, idx).and_then(|ok| live_org.map(|()| ok)),
+                text(org_verdict(catalog, o, idx)).and_then(|ok| live_org.map(|()| ok)),
             ),
             None => match live_org {
                 Err(e) => verdict(Layer::Organization, true, Err(e)),
@@ -126,7 +129,7 @@ impl Policy {
             Some(a) => verdict(
                 Layer::Agent,
                 true,
-                restore(agent_verdict(catalog, &self.data, a, idx))
+                restore(text(agent_verdict(catalog, &self.data, a, idx)))
                     .and_then(|ok| live_agent.map(|()| ok)),
             ),
             None => match live_agent {
@@ -134,7 +137,7 @@ impl Policy {
                 Ok(()) => verdict(Layer::Agent, false, Ok("no agent given".into())),
             },
         });
-        let session = session_verdict(&self.data, tool, who, &label);
+        let session = text(session_verdict(&self.data, tool, who));
         let applies = who.channel.is_some() || !who.failed.is_empty();
         layers.push(verdict(Layer::Session, applies, restore(session)));
         layers.push(match who.goal {
@@ -146,7 +149,7 @@ impl Policy {
                     label(&g.iri)
                 )),
             ),
-            Some(g) => verdict(Layer::Goal, true, goal::verdict(catalog, g, idx)),
+            Some(g) => verdict(Layer::Goal, true, text(goal::verdict(catalog, g, idx))),
             None => verdict(Layer::Goal, false, Ok("no goal given".into())),
         });
         let allowed = layers.iter().all(|v| v.allowed);
@@ -167,102 +170,96 @@ impl Policy {
     }
 }
 
-type Verdict = std::result::Result<String, String>;
-
-pub(super) fn platform_verdict(data: &PolicyData, tool: &crate::model::Tool) -> Verdict {
-    if !data.platform.allowed.is_empty() && !data.platform.allowed.contains(&tool.iri) {
-        return Err("not on the platform's allowed list".into());
-    }
-    if let Some((_, reason)) = data.platform.blocked.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "blocked by the platform: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
-    }
-    Ok("the platform allows it".into())
+/// A channel's label (its local name without one).
+pub(super) fn channel_label<'a>(data: &'a PolicyData, iri: &'a str) -> &'a str {
+    data.labels
+        .get(iri)
+        .map_or_else(|| vocab::local_name(iri), String::as_str)
 }
 
-pub(super) fn org_verdict(catalog: &Catalog, org: &Org, idx: usize) -> Verdict {
+pub(super) fn platform_verdict<'a>(data: &'a PolicyData, tool: &Tool) -> Verdict<'a> {
+    if !data.platform.allowed.is_empty() && !data.platform.allowed.contains(&tool.iri) {
+        return Err(Reason::NotOnAllowedList);
+    }
+    if let Some((_, reason)) = data.platform.blocked.iter().find(|(t, _)| *t == tool.iri) {
+        return Err(Reason::PlatformBlocked(reason.as_deref()));
+    }
+    Ok(Reason::PlatformAllows)
+}
+
+pub(super) fn org_verdict<'a>(catalog: &'a Catalog, org: &'a Org, idx: usize) -> Verdict<'a> {
     let tool = &catalog.tools()[idx];
-    let name = vocab::local_name(&org.iri);
+    let name = org.iri.as_str();
     if !org.enabled.is_empty() && !org.enabled.contains(&tool.iri) {
-        return Err(format!("not enabled for organization {name}"));
+        return Err(Reason::NotEnabledForOrg(name));
     }
     if let Some((_, reason)) = org.disabled.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "disabled for organization {name}: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
+        return Err(Reason::OrgDisabled(name, reason.as_deref()));
     }
     if let Some(missing) = tool
         .integrations
         .iter()
         .find(|l| !org.integrations.contains(&l.iri))
     {
-        return Err(format!(
-            "needs the {} integration, which organization {name} has not connected",
-            missing.label
-        ));
+        return Err(Reason::NeedsIntegration(&missing.label, name));
     }
-    Ok(format!("organization {name} allows it"))
+    Ok(Reason::OrgAllows(name))
 }
 
-pub(super) fn agent_verdict(
-    catalog: &Catalog,
-    data: &PolicyData,
-    agent: &Agent,
+pub(super) fn agent_verdict<'a>(
+    catalog: &'a Catalog,
+    data: &'a PolicyData,
+    agent: &'a Agent,
     idx: usize,
-) -> Verdict {
+) -> Verdict<'a> {
     let tool = &catalog.tools()[idx];
-    let name = vocab::local_name(&agent.iri);
+    let name = agent.iri.as_str();
     let (profile_iri, how) = agent_profile(data, agent);
-    let mut inferred = String::new();
+    let mut inferred = None;
     if let Some(p) = profile_iri {
-        let pname = vocab::local_name(p);
         let profile = data.profiles.get(p);
+        let whole = profile.is_some_and(|pr| pr.all || pr.tools.contains(&tool.iri));
         let by_category = profile.and_then(|pr| {
             tool.categories
                 .iter()
                 .find(|c| pr.categories.contains(&c.iri))
         });
-        let listed = profile.is_some_and(|pr| pr.all || pr.tools.contains(&tool.iri))
-            || by_category.is_some();
-        if !listed {
-            return Err(format!("not in profile {pname}{how} of agent {name}"));
-        }
-        if let Some(c) = by_category.filter(|c| c.provenance == Provenance::Extracted)
-            && !profile.is_some_and(|pr| pr.all || pr.tools.contains(&tool.iri))
-        {
-            inferred = format!(
-                " (category {}, inferred from the tools it resembles)",
-                c.label
-            );
+        if !whole && by_category.is_none() {
+            return Err(Reason::NotInProfile {
+                profile: p,
+                how,
+                agent: name,
+            });
         }
         if profile.is_some_and(|pr| pr.read_only_only) && !tool.read_only {
-            return Err(format!("profile {pname} allows read-only tools only"));
+            return Err(Reason::ProfileReadOnly(p));
+        }
+        if !whole {
+            inferred = by_category
+                .filter(|c| c.provenance == Provenance::Extracted)
+                .map(|c| c.label.as_str());
         }
     }
     if !agent.enabled.is_empty() && !agent.enabled.contains(&tool.iri) {
-        return Err(format!("not enabled for agent {name}"));
+        return Err(Reason::NotEnabledForAgent(name));
     }
     if let Some((_, reason)) = agent.disabled.iter().find(|(t, _)| *t == tool.iri) {
-        return Err(format!(
-            "disabled for agent {name}: {}",
-            reason.as_deref().unwrap_or("no reason given")
-        ));
+        return Err(Reason::AgentDisabled(name, reason.as_deref()));
     }
     if let Some(p) = agent.deny_patterns.matching(&tool.name) {
-        return Err(format!("matches agent {name}'s deny pattern `{p}`"));
+        return Err(Reason::DenyPattern(name, p));
     }
     if agent.draft_only && !tool.read_only {
-        return Err(format!("agent {name} is draft_only: read-only tools only"));
+        return Err(Reason::DraftOnly(name));
     }
     Ok(match profile_iri {
-        Some(p) => format!(
-            "in profile {}{how} of agent {name}{inferred}",
-            vocab::local_name(p)
-        ),
-        None => format!("agent {name} allows it"),
+        Some(p) => Reason::InProfile {
+            profile: p,
+            how,
+            agent: name,
+            inferred,
+        },
+        None => Reason::AgentAllows(name),
     })
 }
 
@@ -288,49 +285,35 @@ pub(super) fn agent_profile<'a>(
 /// The channel's verdict on one tool: the channel's own blocked list, then
 /// the tool's own channel list (a tool with `tg:availableOnChannel` only on
 /// those channels).
-pub(super) fn channel_verdict(
-    data: &PolicyData,
-    tool: &crate::model::Tool,
-    channel: &str,
-    label: &dyn Fn(&str) -> String,
-) -> Verdict {
+pub(super) fn channel_verdict<'a>(
+    data: &'a PolicyData,
+    tool: &'a Tool,
+    channel: &'a str,
+) -> Verdict<'a> {
+    let label = channel_label(data, channel);
     if let Some((_, reason)) = data
         .channel_blocks
         .get(channel)
         .and_then(|b| b.iter().find(|(t, _)| *t == tool.iri))
     {
-        return Err(format!(
-            "blocked on {}: {}",
-            label(channel),
-            reason.as_deref().unwrap_or("no reason given")
-        ));
+        return Err(Reason::ChannelBlocks(label, reason.as_deref()));
     }
     if !tool.channels.is_empty() && !tool.channels.iter().any(|l| l.iri == channel) {
-        let on: Vec<&str> = tool.channels.iter().map(|l| l.label.as_str()).collect();
-        return Err(format!(
-            "only available on {}; this conversation is on {}",
-            on.join(", "),
-            label(channel)
-        ));
+        return Err(Reason::OnlyOn(&tool.channels, label));
     }
-    Ok(format!("available on {}", label(channel)))
+    Ok(Reason::AvailableOn(label))
 }
 
-fn session_verdict(
-    data: &PolicyData,
-    tool: &crate::model::Tool,
-    who: &Who<'_>,
-    label: &dyn Fn(&str) -> String,
-) -> Verdict {
+fn session_verdict<'a>(data: &'a PolicyData, tool: &'a Tool, who: &Who<'a>) -> Verdict<'a> {
     if let Some((_, why)) = who
         .failed
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(&tool.name) || n.eq_ignore_ascii_case(&tool.id))
     {
-        return Err(format!("failed earlier in this session: {why}"));
+        return Err(Reason::FailedInSession(why));
     }
     match who.channel {
-        Some(c) => channel_verdict(data, tool, c, label),
-        None => Ok("no session restriction".into()),
+        Some(c) => channel_verdict(data, tool, c),
+        None => Ok(Reason::NoSessionRestriction),
     }
 }
