@@ -92,6 +92,7 @@ fields! {
     SelectMaxDomains => "invalid_select_max_domains", "max_domains";
     PromptTools => "invalid_prompt_tools", "tools";
     PromptBudget => "invalid_prompt_budget_tokens", "budget_tokens";
+    PromptContext => "invalid_prompt_context", "context";
     ListOffset => "invalid_tools_offset", "offset";
     ListLimit => "invalid_tools_limit", "limit";
     ListDomain => "invalid_tools_domain", "domain";

@@ -11,5 +11,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     toolgraph::alloc::keep_freed_memory();
+    toolgraph::alloc::limit_c_arenas();
     cli::main()
 }

@@ -106,31 +106,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             if json {
                 print_json(&goals)?;
             } else {
-                for g in &goals {
-                    let order = g.order.map_or("-".to_string(), |o| o.to_string());
-                    println!(
-                        "{order:>2}. {:<22} {:>4} tools  {}",
-                        g.goal, g.tools, g.label
-                    );
-                    let agents = match (&g.primary_agent, &g.fallback_agent) {
-                        (Some(p), Some(f)) => format!("{p} (fallback {f})"),
-                        (Some(p), None) => p.clone(),
-                        _ => "-".into(),
-                    };
-                    println!("    agent: {agents}   next: {}", g.next.join(", "));
-                    println!(
-                        "    operations: {}  (not {})",
-                        g.operations.join(", "),
-                        g.excluded_operations.join(", ")
-                    );
-                    println!("    entities: {}", g.entities.join(", "));
-                    println!("    categories: {}", g.categories.join(", "));
-                    println!("    tools: {}", g.available_tools.join(", "));
-                    for w in &g.warnings {
-                        let tool = w.tool.as_ref().map(|t| format!("{t}: "));
-                        println!("    warning: {}{}", tool.unwrap_or_default(), w.reason);
-                    }
-                }
+                print_goals(&goals);
             }
         }
         Command::Domains { caller, json } => {
@@ -187,4 +163,33 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The goals as `toolgraph goals` prints them.
+fn print_goals(goals: &[toolgraph::engine::GoalInfo]) {
+    for g in goals {
+        let order = g.order.map_or("-".to_string(), |o| o.to_string());
+        println!(
+            "{order:>2}. {:<22} {:>4} tools  {}",
+            g.goal, g.tools, g.label
+        );
+        let agents = match (&g.primary_agent, &g.fallback_agent) {
+            (Some(p), Some(f)) => format!("{p} (fallback {f})"),
+            (Some(p), None) => p.clone(),
+            _ => "-".into(),
+        };
+        println!("    agent: {agents}   next: {}", g.next.join(", "));
+        println!(
+            "    operations: {}  (not {})",
+            g.operations.join(", "),
+            g.excluded_operations.join(", ")
+        );
+        println!("    entities: {}", g.entities.join(", "));
+        println!("    categories: {}", g.categories.join(", "));
+        println!("    tools: {}", g.available_tools.join(", "));
+        for w in &g.warnings {
+            let tool = w.tool.as_ref().map(|t| format!("{t}: "));
+            println!("    warning: {}{}", tool.unwrap_or_default(), w.reason);
+        }
+    }
 }

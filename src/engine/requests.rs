@@ -63,6 +63,8 @@ pub const MAX_LIMIT: usize = 100;
 /// The longest request text (search text, a turn's message, a resolve
 /// context) in bytes: the extractor reads no further.
 pub const MAX_TEXT: usize = 64 * 1024;
+/// The longest context a prompt renders (bytes).
+pub const MAX_PROMPT_CONTEXT: usize = 4096;
 /// The longest planner verb in bytes.
 pub const MAX_VERB: usize = 256;
 
@@ -165,6 +167,10 @@ pub struct PromptRequest {
     /// About this many tokens at most (4 characters a token; default 800).
     #[serde(default = "default_budget")]
     pub budget_tokens: usize,
+    /// What the planner knows so far (customer, request, plan), rendered
+    /// under "Current context" (at most 4,096 bytes).
+    #[serde(default)]
+    pub context: Option<String>,
     #[serde(default)]
     pub caller: Caller,
 }
@@ -186,6 +192,7 @@ impl Default for PromptRequest {
             tools: None,
             limit: 0,
             budget_tokens: DEFAULT_PROMPT_TOKENS,
+            context: None,
             caller: Caller::default(),
         }
     }

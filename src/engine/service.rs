@@ -7,8 +7,8 @@
 
 use super::Snapshot;
 use super::requests::{
-    DEFAULT_LIMIT, MAX_LIMIT, MAX_PROMPT_TOKENS, MAX_TEXT, MAX_VERB, Prompt, PromptRequest,
-    SelectRequest,
+    DEFAULT_LIMIT, MAX_LIMIT, MAX_PROMPT_CONTEXT, MAX_PROMPT_TOKENS, MAX_TEXT, MAX_VERB, Prompt,
+    PromptRequest, SelectRequest,
 };
 use super::{Decision, Engine, Match, Resolution, ResolveRequest, SearchRequest, SearchResponse};
 use crate::error::{Error, Field, Result};
@@ -308,6 +308,11 @@ impl Engine {
                 format!("budget_tokens is 1 to {MAX_PROMPT_TOKENS}"),
             ));
         }
+        bounded(
+            req.context.as_deref(),
+            MAX_PROMPT_CONTEXT,
+            Field::PromptContext,
+        )?;
         let snap = self.snapshot();
         let access = self.access(&snap, &req.caller)?;
         let catalog = &snap.catalog;
@@ -344,9 +349,49 @@ impl Engine {
             }
         };
         let scope = Scope::of(catalog.len(), idxs.iter().copied());
-        let (prompt, rendered) = catalog.render_prompt(&idxs, &scope, req.budget_tokens);
+        // Design 000's tool-selection prompt: the goal, the context, the
+        // tools (within what the budget leaves), what to answer.
+        let mut head = String::new();
+        if let Some(g) = snap.policy.goal_hint(req.caller.goal.as_deref())
+            && let Some(info) = snap
+                .policy
+                .goals()
+                .into_iter()
+                .find(|(_, i)| i.goal == g.goal)
+        {
+            head.push_str(&format!(
+                "You are executing goal: {} ({})",
+                g.goal, info.1.label
+            ));
+            if let Some(d) = &info.1.description {
+                head.push_str(&format!(": {d}"));
+            }
+            head.push('\n');
+        }
+        if let Some(c) = req
+            .context
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        {
+            head.push_str(&format!("\nCurrent context:\n{c}\n"));
+        }
+        head.push_str(if req.caller.goal.is_some() {
+            "\nAvailable tools for this goal:\n"
+        } else {
+            "\nAvailable tools:\n"
+        });
+        let foot = "\nBased on the current context and your task, select the appropriate tool and construct the arguments.\nRespond in JSON: {\"tool\": \"tool_name\", \"arguments\": {...}, \"reasoning\": \"why this tool\"}\n";
+        let framing = (head.len() + foot.len()).div_ceil(4);
+        let (tools, rendered) =
+            catalog.render_prompt(&idxs, &scope, req.budget_tokens.saturating_sub(framing));
         Ok(Prompt {
-            prompt,
+            // Nothing to choose from: no prompt at all.
+            prompt: if rendered.is_empty() {
+                String::new()
+            } else {
+                format!("{head}{tools}{foot}")
+            },
             tools: catalog.names_of(&rendered),
             warnings,
         })

@@ -15,7 +15,7 @@
 
 use super::error::{ApiError, Code};
 use super::{Principal, Shared};
-use crate::engine::{Caller, ResolveRequest, SearchRequest, SelectRequest};
+use crate::engine::{Caller, PromptRequest, ResolveRequest, SearchRequest, SelectRequest};
 use crate::error::Kind;
 use axum::Router;
 use axum::extract::{Request, State};
@@ -69,6 +69,24 @@ pub struct SelectTools {
     pub session: String,
     /// The user's message this turn.
     pub message: String,
+}
+
+/// `build_prompt` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BuildPrompt {
+    /// What the planner wants to do: its best matches are rendered.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Render these tools (names) instead of searching.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// What the planner knows so far (customer, request, plan).
+    #[serde(default)]
+    pub context: Option<String>,
+    /// About this many tokens at most (default 800).
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
 }
 
 /// `call_tool` arguments.
@@ -279,6 +297,42 @@ impl ToolgraphMcp {
                     description: args.description,
                     context: args.context,
                     caller,
+                })
+            })
+            .await,
+        )
+    }
+
+    /// The tool-selection prompt for this caller: its goal, the context
+    /// given, the tools (a search's best, or those named) with their
+    /// parameters within a token budget, and the answer expected.
+    #[tool(annotations(
+        title = "Build the tool-selection prompt",
+        read_only_hint = true,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn build_prompt(
+        &self,
+        rmcp::handler::server::tool::Extension(parts): rmcp::handler::server::tool::Extension<
+            axum::http::request::Parts,
+        >,
+        Parameters(args): Parameters<BuildPrompt>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = caller_of(&parts)?;
+        let engine = self.state.engine.clone();
+        answer(
+            self.limited(move || {
+                engine.prompt(&PromptRequest {
+                    text: args.query.unwrap_or_default(),
+                    tools: args.tools,
+                    context: args.context,
+                    budget_tokens: args
+                        .budget_tokens
+                        .unwrap_or(crate::engine::DEFAULT_PROMPT_TOKENS),
+                    caller,
+                    ..PromptRequest::default()
                 })
             })
             .await,

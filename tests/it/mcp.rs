@@ -77,6 +77,24 @@ fn mcp_call(live: &Live, tool: &str, args: &str, key: &str) -> serde_json::Value
         .unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// The tool-selection prompt (design 000) over MCP: the context, the tools
+/// with their parameters, the answer expected.
+fn the_prompt_over_mcp(live: &Live) {
+    let v = mcp_call(
+        live,
+        "build_prompt",
+        r#"{"tools": ["person_calendar_book", "customer_get"], "context": "Customer: John Doe, water heater repair"}"#,
+        ADMIN,
+    );
+    let prompt = v["result"]["prompt"].as_str().unwrap_or_default();
+    assert!(
+        prompt.contains("Current context:\nCustomer: John Doe"),
+        "{v}"
+    );
+    assert!(prompt.contains("person_calendar_book"), "{v}");
+    assert!(prompt.contains("Respond in JSON"), "{v}");
+}
+
 #[test]
 fn the_official_mcp_client_finds_only_the_tools_its_key_may_use() {
     let keys = Keys::from_entries(vec![
@@ -112,7 +130,13 @@ fn the_official_mcp_client_finds_only_the_tools_its_key_may_use() {
         .collect();
     assert_eq!(
         tools,
-        ["call_tool", "find_tools", "resolve_verb", "select_tools"]
+        [
+            "build_prompt",
+            "call_tool",
+            "find_tools",
+            "resolve_verb",
+            "select_tools"
+        ]
     );
     let ann = |name: &str| {
         v["tools"]
@@ -162,6 +186,7 @@ fn the_official_mcp_client_finds_only_the_tools_its_key_may_use() {
         ADMIN,
     );
     assert_eq!(v["result"]["domains"][0], "reminders", "{v}");
+    the_prompt_over_mcp(&live);
 }
 
 #[test]
@@ -389,7 +414,13 @@ fn a_planner_finds_then_calls_an_mcp_upstream_through_toolgraph_within_its_limit
     let discovery = &lines[0];
     assert_eq!(
         discovery["before"],
-        serde_json::json!(["call_tool", "find_tools", "resolve_verb", "select_tools"]),
+        serde_json::json!([
+            "build_prompt",
+            "call_tool",
+            "find_tools",
+            "resolve_verb",
+            "select_tools"
+        ]),
         "{discovery}"
     );
     assert!(

@@ -249,7 +249,8 @@ fn domain_selection_keeps_whole_domains_in_recency_order() {
         s.domains.iter().any(|d| d == "work_orders" || d == "tasks"),
         "{s:#?}"
     );
-    for agent in [Some("acme_assistant")] {
+    {
+        let agent = Some("acme_assistant");
         let session = format!("recency-{agent:?}");
         let s = select(e, &session, agent, "Create a task called buy groceries");
         assert_eq!(s.domains, ["tasks"], "{s:#?}");

@@ -125,6 +125,23 @@ fn the_catalog_routes_answer(a: std::net::SocketAddr) {
             .iter()
             .any(|x| x["domain"] == "travel")
     );
+    let r = post_json(
+        a,
+        "/v1/prompt",
+        Some(READER),
+        r#"{"text": "book the technician for Tuesday", "limit": 3, "context": "Customer: Jane Roe", "caller": {"goal": "BOOK_APPOINTMENT"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let prompt = r.json()["prompt"].as_str().unwrap().to_string();
+    assert!(
+        prompt.starts_with("You are executing goal: BOOK_APPOINTMENT"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("Available tools for this goal:"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Customer: Jane Roe"), "{prompt}");
     let g = get(a, "/v1/goals?org=acme", Some(READER));
     assert_eq!(g.status, 200, "{}", g.body);
     let goals = g.json();

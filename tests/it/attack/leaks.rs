@@ -254,6 +254,10 @@ fn no_route_or_mcp_tool_tells_a_caller_of_a_tool_it_may_not_see() {
                     "select_tools",
                     json!({"session": "leak-probe-mcp", "message": description}),
                 ),
+                (
+                    "build_prompt",
+                    json!({"query": description, "context": description, "budget_tokens": 32000}),
+                ),
             ] {
                 let v = mcp.call_tool(name, args).to_string();
                 for (t, _) in &hidden {
