@@ -172,13 +172,36 @@ fn a_flight_request_selects_the_flights_sub_domain() {
     );
 }
 
-/// Design 002, scenarios 2 and 3, and the `max_domains` limit.
+/// Design 002, scenarios 1 to 4, and the `max_domains` limit.
 #[test]
 fn the_design_scenarios_of_domain_selection() {
     let e = real();
     // The design's world is a personal assistant's (tasks are to-dos): the
     // seed agent for it (work orders, task_*, are not its business).
     let pa = Some("acme_assistant");
+    // Scenario 1: single domain conversation.
+    let s = select(e, "scenario-1", pa, "Create a task called buy groceries");
+    assert_eq!(s.domains, ["tasks"], "{s:#?}");
+    complete(e, pa, "tasks", &s.tool_names);
+    let s = select(e, "scenario-1", pa, "Mark it as done");
+    assert!(s.domains.contains(&"tasks".to_string()), "{s:#?}");
+    assert!(s.tool_names.contains(&"todo_update".to_string()), "{s:#?}");
+    // Scenario 4: domain dropped, then re-added.
+    let s = select(e, "scenario-4", pa, "Create a task");
+    assert_eq!(s.domains, ["tasks"], "{s:#?}");
+    let s = select(e, "scenario-4", pa, "What are my goals and reminders?");
+    let mut got = s.domains.clone();
+    got.sort();
+    assert_eq!(got, ["goals", "reminders"], "{s:#?}");
+    assert!(s.dropped.iter().any(|d| d.domain == "tasks"), "{s:#?}");
+    let s = select(
+        e,
+        "scenario-4",
+        pa,
+        "Actually, update that task from earlier",
+    );
+    assert_eq!(s.domains[0], "tasks", "{s:#?}");
+    assert_eq!(s.domains.len(), 2, "{s:#?}");
     // Scenario 2: multi-domain conversation.
     let s = select(e, "scenario-2", pa, "Create a task for my fitness goal");
     let mut got = s.domains.clone();

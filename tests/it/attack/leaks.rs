@@ -156,7 +156,8 @@ fn by_name(live: &Live, key: &str, name: &str) -> Vec<Resp> {
     ]
 }
 
-/// The listings: every page of tools, the domains, the key's own view.
+/// The listings: every page of tools, the domains, the goals (their check
+/// lists and warnings), the key's own view.
 fn listings(live: &Live, key: &str) -> Vec<Resp> {
     let mut out = Vec::new();
     let mut offset = 0;
@@ -177,6 +178,7 @@ fn listings(live: &Live, key: &str) -> Vec<Resp> {
         offset += n;
     }
     out.push(with_key(live, "GET", "/v1/domains", Some(key), ""));
+    out.push(with_key(live, "GET", "/v1/goals", Some(key), ""));
     out.push(with_key(live, "GET", "/v1/me", Some(key), ""));
     out
 }
