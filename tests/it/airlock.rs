@@ -226,11 +226,16 @@ fn seeded(opts: EngineOptions) -> Engine {
 }
 
 fn top(live: &Live, key: &str, text: &str) -> Vec<String> {
+    top_for(live, key, text, json!({}))
+}
+
+/// The top 5 for `caller` (a request's `caller` object).
+fn top_for(live: &Live, key: &str, text: &str, caller: Value) -> Vec<String> {
     let r = post_json(
         live.addr,
         "/v1/search",
         Some(key),
-        &json!({"text": text, "limit": 5}).to_string(),
+        &json!({"text": text, "limit": 5, "caller": caller}).to_string(),
     );
     assert_eq!(r.status, 200, "{}", r.body);
     r.json()["matches"]
@@ -529,21 +534,13 @@ fn story_approvals(story: &Story, tide: &str, locker: &str, poisoned: &Value) {
 /// productivity does not.
 fn story_categories(story: &Story) {
     let a = story.live.addr;
-    let as_agent = |agent: &str| -> Vec<String> {
-        let r = post_json(
-            a,
-            "/v1/search",
-            Some(ACME),
-            &json!({"text": "tide times for Dover harbour", "limit": 5, "caller": {"agent": agent}})
-                .to_string(),
-        );
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.json()["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["tool"].as_str().unwrap().to_string())
-            .collect()
+    let as_agent = |agent: &str| {
+        top_for(
+            &story.live,
+            ACME,
+            "tide times for Dover harbour",
+            json!({"agent": agent}),
+        )
     };
     assert_eq!(as_agent("acme_helper")[0], "getTideTimes");
     assert!(!as_agent("acme_assistant").contains(&"getTideTimes".to_string()));

@@ -47,6 +47,15 @@ fn validate_passes_on_the_bundled_ontology_and_seeds() {
     assert!(text(&o).contains("no violations"));
 }
 
+/// `toolgraph validate` over a copied tree's ontology and seeds.
+fn validate_copy(dir: &std::path::Path) -> std::process::Output {
+    toolgraph(&[
+        "validate",
+        dir.join("ontology").to_str().unwrap(),
+        dir.join("seeds").to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn validate_reports_a_syntax_error_with_file_line_col() {
     let dir = tempfile::tempdir().unwrap();
@@ -60,11 +69,7 @@ fn validate_reports_a_syntax_error_with_file_line_col() {
         1,
     );
     std::fs::write(&travel, broken).unwrap();
-    let o = toolgraph(&[
-        "validate",
-        dir.path().join("ontology").to_str().unwrap(),
-        dir.path().join("seeds").to_str().unwrap(),
-    ]);
+    let o = validate_copy(dir.path());
     assert!(!o.status.success());
     let out = text(&o);
     // `<path>/seeds/travel.ttl:LINE:COL: message`
@@ -86,11 +91,7 @@ fn validate_names_the_tool_and_rule_when_a_verb_is_missing() {
     let travel = dir.path().join("seeds/travel.ttl");
     let body = std::fs::read_to_string(&travel).unwrap();
     std::fs::write(&travel, body.replacen("tg:performs verb:search ;", "", 1)).unwrap();
-    let o = toolgraph(&[
-        "validate",
-        dir.path().join("ontology").to_str().unwrap(),
-        dir.path().join("seeds").to_str().unwrap(),
-    ]);
+    let o = validate_copy(dir.path());
     assert!(!o.status.success());
     let out = text(&o);
     assert!(
@@ -125,11 +126,7 @@ fn validate_names_file_and_line_of_a_goal_typo() {
         );
     assert_ne!(broken, body);
     std::fs::write(&goals, &broken).unwrap();
-    let o = toolgraph(&[
-        "validate",
-        dir.path().join("ontology").to_str().unwrap(),
-        dir.path().join("seeds").to_str().unwrap(),
-    ]);
+    let o = validate_copy(dir.path());
     assert!(!o.status.success());
     let out = text(&o);
     for (typo, written) in [
