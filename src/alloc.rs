@@ -28,11 +28,12 @@ pub fn keep_freed_memory() {
 }
 
 /// Caps glibc at two malloc arenas for the C and C++ parts (RocksDB, ONNX
-/// Runtime; Rust allocates through mimalloc). With one arena per thread
-/// that touched it (up to 8 per core), memory one blocking-pool thread
-/// freed stayed in its arena while another's grew: soak lives ended at
-/// 1.23-1.48 GB; with two arenas, 1.27-1.29 GB. Call it first thing in
-/// `main`. A no-op where the C library is not glibc.
+/// Runtime; Rust allocates through mimalloc). glibc opens up to 8 arenas
+/// per core, one per thread that contends, and memory one blocking-pool
+/// thread freed stays in its arena while another grows. A small effect,
+/// measured by the soak (`benches/results/soak.json`): lives ended at
+/// 1.23-1.48 GB before, 1.26-1.44 GB after (the later lives 1.26-1.30).
+/// Call it first thing in `main`. A no-op where the C library is not glibc.
 #[allow(unsafe_code)]
 pub fn limit_c_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
