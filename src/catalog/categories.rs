@@ -5,92 +5,125 @@
 //!
 //! A tool without a category takes the category of the curated tools that
 //! look most like it: each curated tool sharing one of its entities (weight
-//! ≥ 0.5) scores 2, sharing a verb 1, a domain 1; a curated tool counts
-//! only at 2 or more (the same entity, or the same verb in the same
-//! domain), and the category with the highest total wins (ties: the first
-//! IRI). Nothing is inferred where nothing is alike: such a tool is seen by
-//! profiles that name it or every tool (`admin`), as before. Inferred links
-//! are `extracted`, weighted by the winner's share of the votes, and said
-//! as inferred wherever a policy explains itself.
+//! ≥ 0.5) gives its categories 2 votes, 1 more when it shares the verb too,
+//! and each sharing a verb in a shared domain 2; the category with the most
+//! votes wins (ties: the first IRI). A verb alone says too little ("get"):
+//! it does not vote. Nothing is inferred where nothing is alike: such a
+//! tool is seen by profiles that name it or every tool (`admin`). Inferred
+//! links are `extracted`, weighted by the winner's share of the votes, and
+//! said as inferred wherever a policy explains itself. The votes are summed
+//! per entity, (entity, verb) and (verb, domain) once per catalog, so a
+//! tool costs a few lookups (snapshots are rebuilt on every write).
 
 use crate::model::{Link, Provenance, Tool};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+
+/// Votes per category index.
+type Votes = HashMap<usize, u32>;
+
+fn add(into: &mut Votes, from: Option<&Votes>, times: u32) {
+    for (&c, &n) in from.into_iter().flatten() {
+        *into.entry(c).or_default() += n * times;
+    }
+}
 
 /// Fills in the categories of the tools that have none.
 pub(super) fn infer(tools: &mut [Tool]) {
-    let curated: Vec<usize> = (0..tools.len())
-        .filter(|&i| {
-            tools[i]
-                .categories
-                .iter()
-                .any(|c| c.provenance == Provenance::Curated)
-        })
-        .collect();
-    if curated.is_empty() || curated.len() == tools.len() {
+    let curated = |t: &Tool| {
+        t.categories
+            .iter()
+            .any(|c| c.provenance == Provenance::Curated)
+    };
+    if !tools.iter().any(curated) || tools.iter().all(|t| !t.categories.is_empty()) {
         return;
     }
-    let mut by_entity: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut by_verb: HashMap<&str, Vec<usize>> = HashMap::new();
-    for &u in &curated {
-        for e in tools[u].entities.iter().filter(|e| e.weight >= 0.5) {
-            by_entity.entry(e.iri.as_str()).or_default().push(u);
-        }
-        for v in &tools[u].verbs {
-            by_verb.entry(v.iri.as_str()).or_default().push(u);
-        }
-    }
-    let mut inferred: Vec<(usize, Link)> = Vec::new();
-    for (i, t) in tools.iter().enumerate() {
-        if !t.categories.is_empty() {
-            continue;
-        }
-        let mut alike: HashMap<usize, u32> = HashMap::new();
-        for e in t.entities.iter().filter(|e| e.weight >= 0.5) {
-            for &u in by_entity.get(e.iri.as_str()).into_iter().flatten() {
-                *alike.entry(u).or_default() = 2;
+    // The categories, by index, with their labels.
+    let mut cats: Vec<(String, String)> = Vec::new();
+    let mut cat_of: HashMap<String, usize> = HashMap::new();
+    let mut by_entity: HashMap<String, Votes> = HashMap::new();
+    let mut by_entity_verb: HashMap<(String, String), Votes> = HashMap::new();
+    let mut by_verb_domain: HashMap<(String, String), Votes> = HashMap::new();
+    for t in tools.iter().filter(|t| curated(t)) {
+        let mine: Vec<usize> = t
+            .categories
+            .iter()
+            .map(|c| {
+                *cat_of.entry(c.iri.clone()).or_insert_with(|| {
+                    cats.push((c.iri.clone(), c.label.clone()));
+                    cats.len() - 1
+                })
+            })
+            .collect();
+        let mut bump = |votes: &mut Votes| {
+            for &c in &mine {
+                *votes.entry(c).or_default() += 1;
+            }
+        };
+        for e in strong(t) {
+            bump(by_entity.entry(e.to_string()).or_default());
+            for v in &t.verbs {
+                bump(
+                    by_entity_verb
+                        .entry((e.to_string(), v.iri.clone()))
+                        .or_default(),
+                );
             }
         }
         for v in &t.verbs {
-            for &u in by_verb.get(v.iri.as_str()).into_iter().flatten() {
-                let domain = tools[u]
-                    .domains
-                    .iter()
-                    .any(|d| t.domains.iter().any(|x| x.iri == d.iri));
-                let s = alike.entry(u).or_default();
-                *s += 1 + u32::from(domain);
+            for d in &t.domains {
+                bump(
+                    by_verb_domain
+                        .entry((v.iri.clone(), d.iri.clone()))
+                        .or_default(),
+                );
             }
         }
-        let mut votes: BTreeMap<&str, (u32, &str)> = BTreeMap::new();
-        let mut total = 0;
-        for (&u, &score) in &alike {
-            if score < 2 {
-                continue;
-            }
-            for c in &tools[u].categories {
-                let e = votes.entry(c.iri.as_str()).or_insert((0, c.label.as_str()));
-                e.0 += score;
-                total += score;
+    }
+    for t in tools.iter_mut().filter(|t| t.categories.is_empty()) {
+        let mut votes = Votes::new();
+        for e in strong(t) {
+            add(&mut votes, by_entity.get(e), 2);
+            for v in &t.verbs {
+                add(
+                    &mut votes,
+                    by_entity_verb.get(&(e.to_string(), v.iri.clone())),
+                    1,
+                );
             }
         }
+        for v in &t.verbs {
+            for d in &t.domains {
+                add(
+                    &mut votes,
+                    by_verb_domain.get(&(v.iri.clone(), d.iri.clone())),
+                    2,
+                );
+            }
+        }
+        let total: u32 = votes.values().sum();
         let best = votes
             .iter()
-            .max_by(|a, b| a.1.0.cmp(&b.1.0).then(b.0.cmp(a.0)))
-            .map(|(iri, (n, label))| (iri.to_string(), label.to_string(), *n));
-        if let Some((iri, label, n)) = best {
-            inferred.push((
-                i,
-                Link {
-                    iri,
-                    label,
-                    provenance: Provenance::Extracted,
-                    weight: n as f32 / total.max(1) as f32,
-                },
-            ));
+            .max_by(|a, b| a.1.cmp(b.1).then(cats[*b.0].0.cmp(&cats[*a.0].0)));
+        if let Some((&c, &n)) = best {
+            t.categories.push(Link {
+                iri: cats[c].0.clone(),
+                label: cats[c].1.clone(),
+                provenance: Provenance::Extracted,
+                weight: n as f32 / total.max(1) as f32,
+            });
         }
     }
-    for (i, link) in inferred {
-        tools[i].categories.push(link);
+}
+
+/// A tool's entities that count (weight ≥ 0.5), each once.
+fn strong(t: &Tool) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for e in t.entities.iter().filter(|e| e.weight >= 0.5) {
+        if !out.contains(&e.iri.as_str()) {
+            out.push(&e.iri);
+        }
     }
+    out
 }
 
 #[cfg(test)]
