@@ -54,7 +54,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
                 })
             })
             .collect();
-        let mut bump = |votes: &mut Votes| {
+        let bump = |votes: &mut Votes| {
             for &c in &mine {
                 *votes.entry(c).or_default() += 1;
             }
