@@ -689,6 +689,8 @@ fn console_airlock(b: &Browser, live: &Live, shots: &std::path::Path, spec_url: 
         "unlabelled controls on the airlock view"
     );
     b.screenshot(&shots.join("3-review.png"));
+    let categories = b.wait("#ap-categories");
+    b.keys(&categories, "information");
     b.keys(&rate, ENTER);
     b.wait_text("#approved-notice", "Approved getTideTimes");
     b.screenshot(&shots.join("4-approved.png"));
@@ -788,6 +790,11 @@ fn console_found_and_catalog(b: &Browser, live: &Live, shots: &std::path::Path) 
         .find(|i| i["name"] == "getTideTimes")
         .unwrap();
     assert_eq!(approved["policy"]["rate_limit"], 30, "{approved}");
+    assert_eq!(
+        approved["categories"],
+        json!(["https://toolgraph.dev/category/information"]),
+        "{approved}"
+    );
 }
 
 /// Step 6, deleting the source (a second Enter confirms) withdraws its tool.

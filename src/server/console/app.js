@@ -777,6 +777,7 @@ function approveForm(it, feedback, queue, slot) {
     field('ap-agents', 'Agents allowed', textInput('agents', '', { placeholder: 'comma-separated; empty: all' })),
     field('ap-cost', 'Cost per call', h('input', { name: 'cost', type: 'number', min: 0, step: 'any', placeholder: '1 (cost budgets)' })),
     field('ap-health', 'Health URL', textInput('health', '', { placeholder: 'default: the source\'s' })),
+    field('ap-categories', 'Categories (what agent profiles and goals name)', textInput('categories', '', { placeholder: 'comma-separated, e.g. information; empty: inferred' })),
     it.severity === 'block' ? field('ap-override', 'Override: why this blocked tool is safe (required, recorded)', textInput('override', '', { required: true, placeholder: 'reason' })) : null,
     h('div', { class: 'actions wide' }, h('button', { type: 'submit', id: 'approve-button', text: `Approve ${it.name}` })));
   form.addEventListener('submit', async (ev) => {
@@ -790,6 +791,8 @@ function approveForm(it, feedback, queue, slot) {
     if (orgs.length || agents.length) body.access = { orgs, agents };
     if (el.cost.value) body.cost_per_call = Number(el.cost.value);
     if (el.health.value.trim()) body.health_url = el.health.value.trim();
+    const categories = splitList(el.categories.value);
+    if (categories.length) body.categories = categories;
     if (el.override && el.override.value.trim()) body.override_reason = el.override.value.trim();
     try {
       const done = await api('POST', `/v1/pending/${encodeURIComponent(it.id)}/approve`, body);
