@@ -16,7 +16,7 @@
 //! tool costs a few lookups (snapshots are rebuilt on every write).
 
 use crate::model::{Link, Provenance, Tool};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Votes per category index.
 type Votes = HashMap<usize, u32>;
@@ -39,10 +39,10 @@ pub(super) fn infer(tools: &mut [Tool]) {
     }
     // The categories, by index, with their labels.
     let mut cats: Vec<(String, String)> = Vec::new();
-    let mut cat_of: HashMap<String, usize> = HashMap::new();
-    let mut by_entity: HashMap<String, Votes> = HashMap::new();
-    let mut by_entity_verb: HashMap<(String, String), Votes> = HashMap::new();
-    let mut by_verb_domain: HashMap<(String, String), Votes> = HashMap::new();
+    let mut cat_of: HashMap<String, usize> = HashMap::default();
+    let mut by_entity: HashMap<&str, Votes> = HashMap::default();
+    let mut by_entity_verb: HashMap<(&str, &str), Votes> = HashMap::default();
+    let mut by_verb_domain: HashMap<(&str, &str), Votes> = HashMap::default();
     for t in tools.iter().filter(|t| curated(t)) {
         let mine: Vec<usize> = t
             .categories
@@ -60,42 +60,35 @@ pub(super) fn infer(tools: &mut [Tool]) {
             }
         };
         for e in strong(t) {
-            bump(by_entity.entry(e.to_string()).or_default());
+            bump(by_entity.entry(e).or_default());
             for v in &t.verbs {
-                bump(
-                    by_entity_verb
-                        .entry((e.to_string(), v.iri.clone()))
-                        .or_default(),
-                );
+                bump(by_entity_verb.entry((e, &v.iri)).or_default());
             }
         }
         for v in &t.verbs {
             for d in &t.domains {
-                bump(
-                    by_verb_domain
-                        .entry((v.iri.clone(), d.iri.clone()))
-                        .or_default(),
-                );
+                bump(by_verb_domain.entry((&v.iri, &d.iri)).or_default());
             }
         }
     }
-    for t in tools.iter_mut().filter(|t| t.categories.is_empty()) {
-        let mut votes = Votes::new();
+    let mut inferred: Vec<(usize, Link)> = Vec::new();
+    for (i, t) in tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.categories.is_empty())
+    {
+        let mut votes = Votes::default();
         for e in strong(t) {
             add(&mut votes, by_entity.get(e), 2);
             for v in &t.verbs {
-                add(
-                    &mut votes,
-                    by_entity_verb.get(&(e.to_string(), v.iri.clone())),
-                    1,
-                );
+                add(&mut votes, by_entity_verb.get(&(e, v.iri.as_str())), 1);
             }
         }
         for v in &t.verbs {
             for d in &t.domains {
                 add(
                     &mut votes,
-                    by_verb_domain.get(&(v.iri.clone(), d.iri.clone())),
+                    by_verb_domain.get(&(v.iri.as_str(), d.iri.as_str())),
                     2,
                 );
             }
@@ -105,13 +98,19 @@ pub(super) fn infer(tools: &mut [Tool]) {
             .iter()
             .max_by(|a, b| a.1.cmp(b.1).then(cats[*b.0].0.cmp(&cats[*a.0].0)));
         if let Some((&c, &n)) = best {
-            t.categories.push(Link {
-                iri: cats[c].0.clone(),
-                label: cats[c].1.clone(),
-                provenance: Provenance::Extracted,
-                weight: n as f32 / total.max(1) as f32,
-            });
+            inferred.push((
+                i,
+                Link {
+                    iri: cats[c].0.clone(),
+                    label: cats[c].1.clone(),
+                    provenance: Provenance::Extracted,
+                    weight: n as f32 / total.max(1) as f32,
+                },
+            ));
         }
+    }
+    for (i, link) in inferred {
+        tools[i].categories.push(link);
     }
 }
 
