@@ -242,12 +242,13 @@ pub struct PendingTool {
 
 impl PendingTool {
     /// The descriptor registered for this item: its manifest, with the
-    /// categories its approval set.
+    /// categories its approval set and none other. A source's own
+    /// `x-toolgraph.categories` are not trusted: an external server naming
+    /// `support` would put its tool into every support agent's profile.
+    /// Without approved categories the catalog infers one.
     pub(crate) fn registered(&self) -> ToolDescriptor {
         let mut d = self.manifest.clone();
-        if !self.categories.is_empty() {
-            d.categories = self.categories.clone();
-        }
+        d.categories = self.categories.clone();
         d
     }
 
@@ -392,4 +393,32 @@ pub(super) fn short_hash(parts: &[&str]) -> String {
 /// The store source an approved tool is registered under.
 pub fn store_source(source: &str, name: &str) -> String {
     format!("airlock/{source}/{name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source's own categories are not trusted: only the approval's
+    /// reach the catalog (else the catalog infers one).
+    #[test]
+    fn a_source_cannot_pick_its_tools_categories() {
+        let manifest = ToolDescriptor {
+            id: "t".into(),
+            name: "t".into(),
+            description: "d".into(),
+            categories: vec!["support".into()],
+            ..ToolDescriptor::default()
+        };
+        let content = Pinned {
+            name: "t".into(),
+            description: "d".into(),
+            input_schema: serde_json::json!({}),
+            upstream: None,
+        };
+        let mut item = PendingTool::discovered("i".into(), "s", manifest, content, Vec::new(), 0);
+        assert!(item.registered().categories.is_empty());
+        item.categories = vec!["https://toolgraph.dev/category/information".into()];
+        assert_eq!(item.registered().categories, item.categories);
+    }
 }

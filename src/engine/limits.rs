@@ -11,6 +11,8 @@ use std::sync::PoisonError;
 const POLICIES: &str = "usage_policy";
 const USAGE: &str = "usage";
 const INACTIVE: &str = "inactive";
+/// The most categories an approval may set.
+pub const MAX_CATEGORIES: usize = 32;
 
 /// Reads one stored record; an unreadable one is logged and answered by
 /// `fail_closed` (the store still opens: one bad record must not take the
@@ -86,9 +88,16 @@ impl Engine {
     /// Checks a usage policy against the policy data: organizations and
     /// agents named by local name, label or IRI become IRIs; numbers must be
     /// positive. Errors name the field.
-    /// Category names (`booking`, a label, or an IRI) as the IRIs the
+    /// Category names (`booking`, a label, or an IRI; at most
+    /// [`MAX_CATEGORIES`]) as the IRIs the
     /// ontology declares; an unknown one is an error naming its place.
     pub fn category_iris(&self, names: &[String]) -> Result<Vec<String>> {
+        if names.len() > MAX_CATEGORIES {
+            return Err(Error::invalid_field(
+                Field::ApprovalCategories,
+                format!("at most {MAX_CATEGORIES} categories"),
+            ));
+        }
         let snap = self.snapshot();
         let mut out = Vec::new();
         for (i, n) in names.iter().enumerate() {
