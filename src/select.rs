@@ -24,6 +24,17 @@ pub enum Strategy {
     Intents,
 }
 
+impl Strategy {
+    /// The strategy a graph value names (`domains`, `intents`).
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "domains" => Some(Strategy::Domains),
+            "intents" => Some(Strategy::Intents),
+            _ => None,
+        }
+    }
+}
+
 /// Default budget of a domain selection.
 pub const MAX_TOOLS: usize = 10;
 /// The intent broker's default cap (design 001: 10-15 tools per call).
@@ -77,13 +88,14 @@ fn name(iri: &str) -> String {
 /// into complete sub-domains, and selection works at the finest level.
 fn finest<'t>(catalog: &Catalog, t: &'t Tool) -> impl Iterator<Item = &'t Link> {
     t.domains.iter().filter(move |d| {
-        !t.domains.iter().any(|o| {
-            o.iri != d.iri
-                && catalog
-                    .ancestors(&o.iri, 4)
-                    .iter()
-                    .any(|(a, _)| *a == d.iri)
-        })
+        t.domains.len() == 1
+            || !t.domains.iter().any(|o| {
+                o.iri != d.iri
+                    && catalog
+                        .ancestors(&o.iri, 4)
+                        .iter()
+                        .any(|(a, _)| *a == d.iri)
+            })
     })
 }
 

@@ -167,6 +167,15 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Lower-case letters and digits only, for matching names as people write
+/// them: `Web chat`, `webchat` and `web_chat` meet.
+pub fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// The last path segment or fragment of an IRI.
 pub fn local_name(iri: &str) -> &str {
     iri.rsplit(['/', '#']).next().unwrap_or(iri)

@@ -381,12 +381,7 @@ impl Catalog {
     /// The IRI of a category the ontology declares, named by IRI, local
     /// name or label (case and separators ignored).
     pub fn category_iri(&self, name: &str) -> Option<String> {
-        let squash = |s: &str| -> String {
-            s.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect()
-        };
+        let squash = crate::vocab::squash;
         let k = squash(name);
         self.labels
             .iter()

@@ -234,7 +234,7 @@ impl Engine {
         let session = self.sessions.get(&key);
         let strategy = req
             .strategy
-            .or_else(|| snap.policy.strategy_of(&caller))
+            .or_else(|| access.strategy.as_deref().and_then(Strategy::named))
             .unwrap_or_default();
         let mut selection = match strategy {
             Strategy::Domains => {
@@ -352,18 +352,18 @@ impl Engine {
         // Design 000's tool-selection prompt: the goal, the context, the
         // tools (within what the budget leaves), what to answer.
         let mut head = String::new();
-        if let Some(g) = snap.policy.goal_hint(req.caller.goal.as_deref())
-            && let Some(info) = snap
-                .policy
-                .goals()
-                .into_iter()
-                .find(|(_, i)| i.goal == g.goal)
+        if let Some(g) = req
+            .caller
+            .goal
+            .as_deref()
+            .and_then(|n| snap.policy.goal_named(n))
         {
+            let label = snap.policy.data.label(&g.iri);
             head.push_str(&format!(
-                "You are executing goal: {} ({})",
-                g.goal, info.1.label
+                "You are executing goal: {} ({label})",
+                crate::vocab::local_name(&g.iri)
             ));
-            if let Some(d) = &info.1.description {
+            if let Some(d) = &g.comment {
                 head.push_str(&format!(": {d}"));
             }
             head.push('\n');

@@ -172,6 +172,13 @@ fn local(iri: &str) -> &str {
 }
 
 impl PolicyData {
+    /// A policy node's preferred label (its local name without one).
+    pub fn label<'a>(&'a self, iri: &'a str) -> &'a str {
+        self.labels
+            .get(iri)
+            .map_or_else(|| vocab::local_name(iri), String::as_str)
+    }
+
     pub fn from_facts(facts: &[PolicyFact]) -> Self {
         let mut d = PolicyData::default();
         for f in facts {

@@ -18,19 +18,26 @@ use crate::vocab;
 /// took `FoodOrder` up to what a booking goal names.
 const HOPS: usize = 2;
 
+/// The nearest of `targets` a node reaches climbing `skos:broader` (itself
+/// included), with the hops it took.
+fn nearest<'t>(catalog: &Catalog, iri: &str, targets: &'t [String]) -> Option<(&'t str, usize)> {
+    catalog
+        .ancestors(iri, HOPS)
+        .iter()
+        .filter_map(|(a, hops)| {
+            targets
+                .iter()
+                .find(|t| *t == a)
+                .map(|t| (t.as_str(), *hops))
+        })
+        .min_by_key(|(_, hops)| *hops)
+}
+
 /// `Ok(why it is inside)` or `Err(why it is outside)` for one tool.
 pub(super) fn verdict<'a>(catalog: &'a Catalog, goal: &'a Goal, idx: usize) -> Verdict<'a> {
     let tool = &catalog.tools()[idx];
     let name = goal.iri.as_str();
-    // Hops from a node up to the nearest of `targets`.
-    let distance = |iri: &str, targets: &[String]| {
-        catalog
-            .ancestors(iri, HOPS)
-            .iter()
-            .filter(|(a, _)| targets.contains(a))
-            .map(|(_, hops)| *hops)
-            .min()
-    };
+    let distance = |iri: &str, targets: &[String]| nearest(catalog, iri, targets).map(|n| n.1);
     let excluded = |iri: &str| match (
         distance(iri, &goal.excluded),
         distance(iri, &goal.operations),
@@ -86,18 +93,14 @@ pub(super) fn boost(catalog: &Catalog, goal: &Goal, idx: usize) -> Option<(f32, 
     // The favoured node a verb or entity reaches, said as "create" or
     // "create (schedule)" when a narrower one reached it.
     let reached = |iri: &str, label: &str, targets: &[String]| {
-        catalog
-            .ancestors(iri, HOPS)
-            .iter()
-            .find(|(a, _)| targets.contains(a))
-            .map(|(a, _)| {
-                let target = catalog.label(a);
-                if target == label {
-                    target
-                } else {
-                    format!("{target} ({label})")
-                }
-            })
+        nearest(catalog, iri, targets).map(|(a, _)| {
+            let target = catalog.label(a);
+            if target == label {
+                target
+            } else {
+                format!("{target} ({label})")
+            }
+        })
     };
     let mut factor = 1.0;
     let mut why = Vec::new();

@@ -2,7 +2,8 @@
 //! boundary, agents and next goals, the next-goal hint a selection carries,
 //! and an organization's selection strategy.
 
-use super::{Caller, Policy, Warning};
+use super::data::Goal;
+use super::{Policy, Warning};
 use crate::vocab;
 use serde::{Deserialize, Serialize};
 
@@ -69,12 +70,7 @@ impl Policy {
                     g.iri.clone(),
                     GoalInfo {
                         goal: vocab::local_name(&g.iri).to_string(),
-                        label: self
-                            .data
-                            .labels
-                            .get(&g.iri)
-                            .cloned()
-                            .unwrap_or_else(|| vocab::local_name(&g.iri).to_string()),
+                        label: self.data.label(&g.iri).to_string(),
                         description: g.comment.clone(),
                         order: g.order,
                         next: names(&g.next),
@@ -102,28 +98,15 @@ impl Policy {
         out
     }
 
-    /// The selection strategy of the caller's organization (named, or the
-    /// agent's), when it sets one.
-    pub fn strategy_of(&self, caller: &Caller) -> Option<crate::select::Strategy> {
-        let org = match (&caller.org, &caller.agent) {
-            (Some(o), _) => self.find(&self.data.orgs, o),
-            (None, Some(a)) => self
-                .find(&self.data.agents, a)
-                .and_then(|a| a.org.as_ref())
-                .and_then(|o| self.data.orgs.get(o)),
-            _ => None,
-        }?;
-        match org.strategy.as_deref()? {
-            "intents" => Some(crate::select::Strategy::Intents),
-            "domains" => Some(crate::select::Strategy::Domains),
-            _ => None,
-        }
+    /// A goal named by IRI, local name or label.
+    pub(crate) fn goal_named(&self, name: &str) -> Option<&Goal> {
+        self.find(&self.data.goals, name)
     }
 
     /// The next-goal hint for a caller's goal (named by IRI, local name or
     /// label); none without a goal.
     pub fn goal_hint(&self, goal: Option<&str>) -> Option<GoalHint> {
-        let g = self.find(&self.data.goals, goal?)?;
+        let g = self.goal_named(goal?)?;
         let next: Vec<String> = g
             .next
             .iter()

@@ -216,6 +216,9 @@ pub struct Access {
     pub cap: Option<usize>,
     /// Tools the caller's goal favours: (index, factor, why).
     pub boosts: Vec<(usize, f32, String)>,
+    /// How the caller's organization chooses a turn's tools
+    /// (`tg:selectionStrategy`), when it says.
+    pub strategy: Option<String>,
 }
 
 /// Results under a goal are capped at this many by default.
@@ -244,14 +247,8 @@ pub(crate) struct Policy {
     agents: HashMap<String, Scope>,
     channels: HashMap<String, Scope>,
     goals: HashMap<String, Scope>,
-}
-
-/// Lower-case letters and digits only: `Web chat`, `webchat` and `web_chat` meet.
-fn squash(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
+    /// Per goal, the tools it favours: (index, factor, why).
+    boosts: HashMap<String, Vec<(usize, f32, String)>>,
 }
 
 impl Policy {
@@ -298,10 +295,21 @@ impl Policy {
                 (g.iri.clone(), mask)
             })
             .collect();
+        let boosts = data
+            .goals
+            .values()
+            .map(|g| {
+                let favoured = (0..n)
+                    .filter_map(|i| goal::boost(catalog, g, i).map(|(f, why)| (i, f, why)))
+                    .collect();
+                (g.iri.clone(), favoured)
+            })
+            .collect();
         policy.orgs = orgs;
         policy.agents = agents;
         policy.channels = channels;
         policy.goals = goals;
+        policy.boosts = boosts;
         policy.data = data;
         policy
     }
@@ -326,11 +334,15 @@ impl Policy {
         key: &str,
     ) -> Option<&'a T> {
         map.get(key).or_else(|| {
-            let k = squash(key);
+            let k = vocab::squash(key);
             map.iter()
                 .find(|(iri, _)| {
-                    squash(vocab::local_name(iri)) == k
-                        || self.data.labels.get(*iri).is_some_and(|l| squash(l) == k)
+                    vocab::squash(vocab::local_name(iri)) == k
+                        || self
+                            .data
+                            .labels
+                            .get(*iri)
+                            .is_some_and(|l| vocab::squash(l) == k)
                 })
                 .map(|(_, v)| v)
         })
@@ -387,11 +399,15 @@ impl Policy {
         });
         let channel = match &caller.channel {
             Some(c) => {
-                let k = squash(c);
+                let k = vocab::squash(c);
                 let found = self.data.channels.iter().find(|iri| {
                     **iri == *c
-                        || squash(vocab::local_name(iri)) == k
-                        || self.data.labels.get(*iri).is_some_and(|l| squash(l) == k)
+                        || vocab::squash(vocab::local_name(iri)) == k
+                        || self
+                            .data
+                            .labels
+                            .get(*iri)
+                            .is_some_and(|l| vocab::squash(l) == k)
                 });
                 Some(found.map(String::as_str).ok_or_else(|| {
                     Error::invalid_field(Field::CallerChannel, format!("no channel named `{c}`"))
@@ -491,6 +507,7 @@ impl Policy {
                 warnings: Vec::new(),
                 cap: None,
                 boosts: Vec::new(),
+                strategy: None,
             });
         }
         let who = self.who(caller, failed, limits, now)?;
@@ -522,9 +539,13 @@ impl Policy {
         {
             scope.intersect(mask);
             warnings = self.goal_warnings(catalog, &who, g, &scope, &seen);
-            boosts = scope
-                .iter()
-                .filter_map(|i| goal::boost(catalog, g, i).map(|(f, why)| (i, f, why)))
+            boosts = self
+                .boosts
+                .get(&g.iri)
+                .into_iter()
+                .flatten()
+                .filter(|(i, _, _)| scope.contains(*i))
+                .cloned()
                 .collect();
         }
         let mut approval = Scope::of(
@@ -541,6 +562,7 @@ impl Policy {
             warnings,
             cap: who.goal.map(|_| GOAL_RESULTS),
             boosts,
+            strategy: who.org.and_then(|o| o.strategy.clone()),
         })
     }
 }

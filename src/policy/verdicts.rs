@@ -76,13 +76,6 @@ impl Policy {
 
     pub(super) fn explain_with(&self, catalog: &Catalog, who: &Who<'_>, idx: usize) -> Explanation {
         let tool = &catalog.tools()[idx];
-        let label = |iri: &str| {
-            self.data
-                .labels
-                .get(iri)
-                .cloned()
-                .unwrap_or_else(|| vocab::local_name(iri).to_string())
-        };
         let verdict = |layer, applies, r: std::result::Result<String, String>| {
             let allowed = r.is_ok();
             LayerVerdict {
@@ -146,7 +139,7 @@ impl Policy {
                 true,
                 Ok(format!(
                     "universal tool: available under every goal, {}",
-                    label(&g.iri)
+                    self.data.label(&g.iri)
                 )),
             ),
             Some(g) => verdict(Layer::Goal, true, text(goal::verdict(catalog, g, idx))),
@@ -168,13 +161,6 @@ impl Policy {
             layers,
         }
     }
-}
-
-/// A channel's label (its local name without one).
-pub(super) fn channel_label<'a>(data: &'a PolicyData, iri: &'a str) -> &'a str {
-    data.labels
-        .get(iri)
-        .map_or_else(|| vocab::local_name(iri), String::as_str)
 }
 
 pub(super) fn platform_verdict<'a>(data: &'a PolicyData, tool: &Tool) -> Verdict<'a> {
@@ -290,7 +276,7 @@ pub(super) fn channel_verdict<'a>(
     tool: &'a Tool,
     channel: &'a str,
 ) -> Verdict<'a> {
-    let label = channel_label(data, channel);
+    let label = data.label(channel);
     if let Some((_, reason)) = data
         .channel_blocks
         .get(channel)
