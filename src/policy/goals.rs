@@ -1,6 +1,6 @@
 //! Goals as a flow (design 000): listing them in order with their
-//! boundary, agents and next goals, the next-goal hint a selection carries,
-//! and an organization's selection strategy.
+//! boundary, agents and next goals, and the next-goal hint a selection
+//! carries.
 
 use super::data::Goal;
 use super::{Policy, Warning};
