@@ -76,6 +76,7 @@ fields! {
     SearchDependencies => "invalid_search_dependencies", "dependencies";
     SearchExplain => "invalid_search_explain", "explain";
     SearchWithParameters => "invalid_search_with_parameters", "with_parameters";
+    SearchContext => "invalid_search_context", "context";
     Caller => "invalid_caller", "caller";
     CallerOrg => "invalid_caller_org", "caller.org";
     CallerAgent => "invalid_caller_agent", "caller.agent";

@@ -23,6 +23,32 @@ pub(crate) struct Session {
     /// Tools called in it through the gateway, most recent first (the
     /// intent broker keeps them in its selection).
     pub recent_tools: Vec<String>,
+    /// The texts of its last searches, oldest first (at most
+    /// [`MAX_TURNS`], each cut at [`MAX_TURN_BYTES`]): the context of a
+    /// search in it that brings none.
+    pub turns: Vec<String>,
+}
+
+/// Earlier turns a conversation remembers, at most.
+pub(crate) const MAX_TURNS: usize = 3;
+/// Bytes of a remembered turn kept (three fit a search's `context`).
+pub(crate) const MAX_TURN_BYTES: usize = 1_000;
+
+impl Session {
+    /// Remembers a search's text as the latest turn.
+    pub fn remember_turn(&mut self, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let mut end = text.len().min(MAX_TURN_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.turns.push(text[..end].to_string());
+        let extra = self.turns.len().saturating_sub(MAX_TURNS);
+        self.turns.drain(..extra);
+    }
 }
 
 #[derive(Debug)]

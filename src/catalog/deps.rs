@@ -90,6 +90,9 @@ impl Edge {
     }
 }
 
+/// Which of a tool's (index) edges a prerequisite walk takes.
+pub(crate) type Choose<'e> = dyn Fn(usize, Vec<(usize, &'e Edge)>) -> Vec<(usize, &'e Edge)> + 'e;
+
 /// A tool to run before another, as ranking and responses list it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Prerequisite<'a> {
@@ -167,21 +170,37 @@ impl Dependencies {
     /// declared edges and inferred ones at or above `min_inferred`;
     /// cycle-safe (each tool once), never through a tool outside the scope,
     /// at most [`MAX_PREREQUISITES`].
+    #[cfg(test)]
     pub fn prerequisites(
         &self,
         idx: usize,
         scope: &Scope,
         min_inferred: f32,
     ) -> Vec<Prerequisite<'_>> {
+        self.prerequisites_chosen(idx, scope, min_inferred, &|_, edges| edges)
+    }
+
+    /// [`Dependencies::prerequisites`], where `choose` decides which of a
+    /// tool's followed edges (in scope, in [`Dependencies::edges`] order)
+    /// the walk takes: those it leaves out are not listed, nor is anything
+    /// reached only through them.
+    pub fn prerequisites_chosen<'e>(
+        &'e self,
+        idx: usize,
+        scope: &Scope,
+        min_inferred: f32,
+        choose: &Choose<'e>,
+    ) -> Vec<Prerequisite<'e>> {
         let mut out: Vec<Prerequisite<'_>> = Vec::new();
         let mut seen = HashSet::from([idx]);
         let mut queue = VecDeque::from([(idx, 0usize, 1.0f32, false)]);
         while let Some((at, depth, confidence, inferred)) = queue.pop_front() {
-            let next = self
+            let next: Vec<(usize, &Edge)> = self
                 .edges(at)
                 .into_iter()
-                .filter(|&(j, e)| scope.contains(j) && e.followed(min_inferred));
-            for (j, edge) in next {
+                .filter(|&(j, e)| scope.contains(j) && e.followed(min_inferred))
+                .collect();
+            for (j, edge) in choose(at, next) {
                 if out.len() >= MAX_PREREQUISITES {
                     return out;
                 }
@@ -206,6 +225,7 @@ impl Dependencies {
     /// [`Dependencies::prerequisites`] in running order: each tool after
     /// the ones it needs (depth first, post-order), the match last and left
     /// out.
+    #[cfg(test)]
     pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<usize> {
         self.order_of(idx, &self.prerequisites(idx, scope, min_inferred))
     }

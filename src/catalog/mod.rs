@@ -425,21 +425,19 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// Tools to run before `idx` that `scope` may see, nearest first
-    /// (declared edges, and inferred ones at or above `min_inferred`).
-    pub fn prerequisites(
-        &self,
+    /// Tools to run before `idx` that `scope` may see, nearest first,
+    /// following declared edges and inferred ones at or above
+    /// `min_inferred`, where `choose` decides which of a tool's edges the
+    /// walk takes (see [`deps::Dependencies::prerequisites_chosen`]).
+    pub fn prerequisites_chosen<'e>(
+        &'e self,
         idx: usize,
         scope: &Scope,
         min_inferred: f32,
-    ) -> Vec<deps::Prerequisite<'_>> {
-        self.deps.prerequisites(idx, scope, min_inferred)
-    }
-
-    /// [`Catalog::prerequisites`] in running order (each after the ones it
-    /// needs).
-    pub fn running_order(&self, idx: usize, scope: &Scope, min_inferred: f32) -> Vec<usize> {
-        self.deps.running_order(idx, scope, min_inferred)
+        choose: &deps::Choose<'e>,
+    ) -> Vec<deps::Prerequisite<'e>> {
+        self.deps
+            .prerequisites_chosen(idx, scope, min_inferred, choose)
     }
 
     /// The running order of prerequisites already walked for `idx`.

@@ -101,6 +101,24 @@ pub(crate) struct EvalArgs {
     /// after it), reported as `MODE+deps` beside the plain run.
     #[arg(long)]
     dependencies: bool,
+    /// Rank the current turn alone: each query's `context` (earlier turns,
+    /// a system prompt) is not passed.
+    #[arg(long)]
+    no_context: bool,
+    /// Also rank every query on its current turn alone (reported as
+    /// `MODE/turn`, beside the run with context).
+    #[arg(long)]
+    compare_context: bool,
+    /// Hold the run to its floors on nDCG@10, overall and per tag: joint
+    /// at least each channel and the reference BM25+dense hybrid (`rrf`,
+    /// reported with `--mode all`) minus 0.005; `MODE+deps` at least
+    /// `MODE` minus 0.005; exit non-zero on a miss.
+    #[arg(long)]
+    floors: bool,
+    /// With --compare-context: joint at least the current turn alone plus
+    /// this (overall); exit non-zero on a miss.
+    #[arg(long)]
+    context_gain: Option<f64>,
     /// Write per-query channel scores (JSON lines) for fusion/confidence fits, instead of a report.
     #[arg(long)]
     dump_features: Option<PathBuf>,
@@ -236,6 +254,8 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
             progress,
             rank: rank.clone(),
             dependencies: args.dependencies,
+            context: !args.no_context,
+            compare_context: args.compare_context,
         };
         if let Some(path) = &args.dump_features {
             let mut f = std::io::BufWriter::new(
@@ -266,6 +286,31 @@ fn run_eval(g: &Global, args: EvalArgs) -> Result<ExitCode> {
     report(&args, &reports)
 }
 
+/// Tolerance of the floors (`--floors`).
+const FLOOR_TOLERANCE: f64 = 0.005;
+
+/// Says every floor the run missed; whether it held them all.
+fn hold_floors(reports: &[eval::Report], all: bool, context_gain: Option<f64>) -> bool {
+    if !all && context_gain.is_none() {
+        return true;
+    }
+    let missed = if all {
+        eval::floors(reports, FLOOR_TOLERANCE, context_gain)
+    } else {
+        eval::context_floor(reports, context_gain)
+    };
+    for s in &missed {
+        eprintln!(
+            "FLOOR {} {} [{}] {} nDCG@10 {:.4} < {} {:.4}",
+            s.dataset, s.setting, s.tag, s.mode, s.value, s.against, s.floor
+        );
+    }
+    if missed.is_empty() {
+        eprintln!("accuracy floors: held");
+    }
+    missed.is_empty()
+}
+
 /// Prints and writes an eval run's reports, and holds them to the baseline.
 fn report(args: &EvalArgs, reports: &[eval::Report]) -> Result<ExitCode> {
     if args.json {
@@ -293,10 +338,18 @@ fn report(args: &EvalArgs, reports: &[eval::Report]) -> Result<ExitCode> {
     if let Some(plot) = &args.plot {
         eval::plot_svg(&all, "top1", plot)?;
     }
+    let floors_held = hold_floors(reports, args.floors, args.context_gain);
     let Some(path) = &args.baseline else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(if floors_held {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
     };
     let regressions = eval::gate(reports, path, args.max_drop)?;
+    if regressions.is_empty() && !floors_held {
+        return Ok(ExitCode::FAILURE);
+    }
     if regressions.is_empty() {
         eprintln!(
             "accuracy gate: no metric dropped more than {:.2} below {}",

@@ -25,6 +25,10 @@ pub(crate) enum Command {
         /// Expand dependsOn into ordered prerequisites.
         #[arg(long)]
         dependencies: bool,
+        /// The conversation so far (earlier turns, one a line): evidence
+        /// weighed below TEXT ("delete it" after "book a table for two").
+        #[arg(long)]
+        context: Option<String>,
         #[arg(long)]
         json: bool,
         /// `prompt` renders the matches for an LLM prompt.
@@ -78,6 +82,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
             limit,
             explain,
             dependencies,
+            context,
             json,
             format,
             budget,
@@ -93,6 +98,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                     limit,
                     budget_tokens: budget,
                     caller,
+                    context,
                     ..PromptRequest::default()
                 })?;
                 print!("{}", prompt.prompt);
@@ -106,6 +112,7 @@ pub(crate) fn run(g: &Global, command: Command) -> Result<ExitCode> {
                 dependencies,
                 caller,
                 explain: explain || json,
+                context,
                 ..SearchRequest::default()
             })?;
             if json {

@@ -15,6 +15,21 @@ use std::sync::{Arc, OnceLock};
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 
+/// The request's vector with the conversation's weighing `weight`:
+/// `(1 - weight) * request + weight * conversation`.
+fn mixed((own, steps): Embedded, context: Option<Vec<f32>>, weight: f32) -> Embedded {
+    let whole = match (own, context) {
+        (Some(v), Some(c)) if c.len() == v.len() && weight > 0.0 => Some(
+            v.iter()
+                .zip(&c)
+                .map(|(q, c)| (1.0 - weight) * q + weight * c)
+                .collect(),
+        ),
+        (own, _) => own,
+    };
+    (whole, steps)
+}
+
 impl Engine {
     /// Parses the request, gathers the pipeline's inputs (graph hits in
     /// scope, query vectors) and runs it. Graph paths are written out only
@@ -28,45 +43,36 @@ impl Engine {
         limit: usize,
     ) -> Result<(Query, Ranked)> {
         let embedder = self.dense_embedder(catalog, req.mode)?;
-        // What gets embedded is known before the request is parsed.
+        // What gets embedded is known before the request is parsed (in a
+        // conversation, after: see `Query::conversation_texts`).
         let (text, step_texts) = embedding_texts(&req.text, req.verb.as_deref(), self.rank.steps);
+        let in_conversation = req.context.as_deref().is_some_and(|c| !c.trim().is_empty());
         // Embedding the request is the one real cost: the request is parsed
         // and its graph and lexical channels worked out on the other core
         // meanwhile (unless the query cache answers). The embedding stays on
         // this long-lived thread, whose allocator heap is warm.
         let embeds = embedder.is_some()
             && vector.is_none()
+            && !in_conversation
             && !self.queries.contains(std::slice::from_ref(&text));
-        let embed =
-            move || self.embed_request(embedder, std::slice::from_ref(&text), &step_texts, vector);
+        let embed = |text: &String, vector: Option<Vec<f32>>| {
+            self.embed_request(embedder, std::slice::from_ref(text), &step_texts, vector)
+        };
         // The parsed request outlives the thread that parses it: the
         // channels worked out there borrow it.
         let parsed: OnceLock<Query> = OnceLock::new();
         let understand = || {
-            let query = parsed.get_or_init(|| {
-                let _stage = tracing::info_span!("stage", stage = "extract").entered();
-                Query {
-                    dependencies: req.dependencies,
-                    ..Query::parse(
-                        catalog,
-                        scope,
-                        &req.text,
-                        req.verb.as_deref(),
-                        req.mode,
-                        self.rank.steps,
-                    )
-                }
-            });
+            let query = parsed.get_or_init(|| self.parse(catalog, scope, req));
             (query, pipeline::prepare(catalog, query, scope, &self.rank))
         };
         crate::deadline::check()?;
         let ranked = std::thread::scope(|s| {
-            let ((query, prepared), embedded);
+            let ((query, prepared), embedded): ((&Query, _), Embedded);
             let dense = if embeds {
                 let other = s.spawn(understand);
                 // The dense channel needs only the embedding: it is worked
                 // out while the other thread may still be walking the graph.
-                embedded = embed()?;
+                embedded = embed(&text, None)?;
                 crate::deadline::check()?;
                 let dense = pipeline::dense(
                     catalog,
@@ -82,7 +88,13 @@ impl Engine {
             } else {
                 (query, prepared) = understand();
                 crate::deadline::check()?;
-                embedded = embed()?;
+                embedded = if in_conversation && embedder.is_some() {
+                    let context = req.context.as_deref();
+                    let own = (text.as_str(), step_texts.as_slice());
+                    self.embed_in_conversation(embedder, query, context, own, vector)?
+                } else {
+                    embed(&text, vector)?
+                };
                 pipeline::dense(
                     catalog,
                     embedded.0.as_deref(),
@@ -107,6 +119,27 @@ impl Engine {
         Ok((query, ranked))
     }
 
+    /// The request parsed against the snapshot, as the caller sees it,
+    /// with its conversation.
+    fn parse(&self, catalog: &Catalog, scope: &Scope, req: &SearchRequest) -> Query {
+        let _stage = tracing::info_span!("stage", stage = "extract").entered();
+        let query = Query::parse(
+            catalog,
+            scope,
+            &req.text,
+            req.verb.as_deref(),
+            req.mode,
+            self.rank.steps,
+        );
+        Query {
+            dependencies: req.dependencies,
+            ..match &req.context {
+                Some(c) => query.with_context(catalog, scope, c),
+                None => query,
+            }
+        }
+    }
+
     /// The embedder when the dense channel ranks in `mode` (an error when
     /// dense mode is asked of an engine without one).
     fn dense_embedder(&self, catalog: &Catalog, mode: Mode) -> Result<Option<&Arc<dyn Embedder>>> {
@@ -118,6 +151,43 @@ impl Engine {
             )),
             _ => Ok(None),
         }
+    }
+
+    /// In a conversation: what the parsed request says to embed (see
+    /// `Query::conversation_texts`; `vector` is the request text's, if it
+    /// is still what is embedded), mixed by the conversation's weight.
+    fn embed_in_conversation(
+        &self,
+        embedder: Option<&Arc<dyn Embedder>>,
+        query: &Query,
+        context: Option<&str>,
+        (text, step_texts): (&str, &[String]),
+        vector: Option<Vec<f32>>,
+    ) -> Result<Embedded> {
+        let (own, context) = query.conversation_texts(context);
+        let vector = vector.filter(|_| own == text);
+        let embedded =
+            self.embed_request(embedder, std::slice::from_ref(&own), step_texts, vector)?;
+        Ok(match context {
+            Some((c, weight)) => mixed(embedded, self.embed_one(embedder, c)?, weight),
+            None => embedded,
+        })
+    }
+
+    /// One text's embedding, through the query cache (`None` without an
+    /// embedder).
+    fn embed_one(
+        &self,
+        embedder: Option<&Arc<dyn Embedder>>,
+        text: String,
+    ) -> Result<Option<Vec<f32>>> {
+        let Some(embedder) = embedder else {
+            return Ok(None);
+        };
+        let batch = self.queries.get_or_embed(std::slice::from_ref(&text), || {
+            embedder.embed_query(&text).map(|v| vec![v])
+        })?;
+        Ok(batch.first().cloned())
     }
 
     /// The request's embedding (`text`: its one text) and its steps'

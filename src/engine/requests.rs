@@ -100,6 +100,12 @@ pub struct SearchRequest {
     /// Include each match's parameters as a JSON Schema (`input_schema`).
     #[serde(default)]
     pub with_parameters: bool,
+    /// The conversation so far (earlier turns, oldest first, one a line):
+    /// evidence of what it is about, weighed below `text` (at most
+    /// 64 KiB; its last 4 KiB are read). Without it, a caller's `session`
+    /// supplies its own earlier turns.
+    #[serde(default)]
+    pub context: Option<String>,
 }
 
 fn yes() -> bool {
@@ -118,6 +124,7 @@ impl Default for SearchRequest {
             caller: Caller::default(),
             explain: true,
             with_parameters: false,
+            context: None,
         }
     }
 }
@@ -139,6 +146,11 @@ pub struct Match {
     /// caller may see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prerequisites: Vec<String>,
+    /// With `dependencies`: the prerequisites as ordered steps, each with
+    /// the parameter it feeds and its alternatives, and those left out
+    /// because the request gives what they make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::rank::Plan>,
     /// The caller's agent must have this call approved first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,

@@ -94,10 +94,31 @@ impl Engine {
         vector: Option<Vec<f32>>,
         limit: Option<usize>,
     ) -> Result<SearchResponse> {
+        bounded(req.context.as_deref(), MAX_TEXT, Field::SearchContext)?;
         let snap = self.snapshot();
         let access = self.access(&snap, &req.caller)?;
         let limit = limit.unwrap_or_else(|| snap.catalog.len().max(1));
-        self.search_in(&snap, access, req, vector, limit)
+        let Some(_) = &req.caller.session else {
+            return self.search_in(&snap, access, req, vector, limit);
+        };
+        // In a conversation: a search that brings no context gets its
+        // earlier turns, and is remembered as the latest one.
+        let key = self.session_key(&req.caller);
+        let turns = self.sessions.get(&key).turns;
+        let remembered;
+        let with_turns = match req.context {
+            None if !turns.is_empty() => {
+                remembered = SearchRequest {
+                    context: Some(turns.join("\n")),
+                    ..req.clone()
+                };
+                &remembered
+            }
+            _ => req,
+        };
+        let response = self.search_in(&snap, access, with_turns, vector, limit)?;
+        self.sessions.update(&key, |s| s.remember_turn(&req.text));
+        Ok(response)
     }
 
     /// A search within one snapshot and the caller's access to it.
@@ -147,6 +168,7 @@ impl Engine {
                     categories: t.categories.iter().map(|c| c.label.clone()).collect(),
                     details: r.details,
                     prerequisites: catalog.names_of(&r.prerequisites),
+                    plan: r.plan,
                     requires_approval: access.approval.contains(r.idx),
                     input_schema: req.with_parameters.then(|| t.input_schema()),
                 })

@@ -33,6 +33,7 @@
 //! reported as tag `ALL` in tables and regressions.
 
 mod calibrate;
+mod floors;
 mod gate;
 mod metrics;
 mod plot;
@@ -40,6 +41,7 @@ mod report;
 mod run;
 
 pub use calibrate::calibrate;
+pub use floors::{Shortfall, context_floor, floors};
 pub use gate::{gate, read_reports};
 pub use run::{RunSpec, Setting, dataset_name, dump_features, engine_for, run_on};
 

@@ -44,6 +44,12 @@ pub struct RunSpec {
     /// Also run every mode with `dependencies: true` (reported as
     /// `MODE+deps`, beside the plain run on the same embeddings).
     pub dependencies: bool,
+    /// Pass each query's `context` (earlier turns, a system prompt) as
+    /// the request's context; off ranks the current turn alone.
+    pub context: bool,
+    /// Also run every mode on the current turn alone (reported as
+    /// `MODE/turn`).
+    pub compare_context: bool,
 }
 
 /// A dataset's display name from its tools file (`benches/datasets/metatool/tools.jsonl` -> `metatool`).
@@ -76,15 +82,39 @@ pub fn engine_for(
     Ok(engine)
 }
 
-/// The request text for a query: the query plus its system context.
+/// The request text for a query: the query alone (its `context` goes in
+/// the request's `context`, as a planner passes it).
 fn request_text(q: &EvalQuery) -> String {
-    match &q.context {
-        Some(c) if !c.trim().is_empty() => format!("{}\n{}", q.query, c),
-        _ => q.query.clone(),
-    }
+    q.query.clone()
 }
 
-/// Runs every mode of a spec on a ready engine.
+/// How the reference hybrid is named in reports.
+pub const RRF_LABEL: &str = "rrf";
+/// How deep each list the reference hybrid fuses goes.
+const RRF_DEPTH: usize = 100;
+/// Reciprocal-rank fusion's constant (the usual 60).
+const RRF_K: f64 = 60.0;
+
+/// The best `limit` ids of `lists` by reciprocal-rank fusion: each id
+/// scores `Σ 1 / (k + rank)` over the lists that hold it (ties: first seen).
+pub fn reciprocal_rank_fusion(lists: &[Vec<String>], limit: usize) -> Vec<String> {
+    let mut score: Vec<(String, f64)> = Vec::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match score.iter_mut().find(|(s, _)| s == id) {
+                Some((_, v)) => *v += add,
+                None => score.push((id.clone(), add)),
+            }
+        }
+    }
+    // A stable sort keeps the first-seen order among equal scores.
+    score.sort_by(|a, b| b.1.total_cmp(&a.1));
+    score.into_iter().take(limit).map(|(id, _)| id).collect()
+}
+
+/// Runs every mode of a spec on a ready engine (with `dense` and
+/// `lexical` among them, also the reference hybrid, [`RRF_LABEL`]).
 pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
     let queries: Vec<&EvalQuery> = spec
         .queries
@@ -118,46 +148,69 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
     } else {
         &[false]
     };
+    let search = |q: &EvalQuery, mode: Mode, dependencies: bool, context: bool, limit: usize| {
+        let req = SearchRequest {
+            text: request_text(q),
+            mode,
+            limit,
+            candidates: match spec.setting {
+                Setting::Candidates => q.candidates.clone(),
+                Setting::Global => None,
+            },
+            dependencies,
+            context: context.then(|| q.context.clone()).flatten(),
+            ..SearchRequest::default()
+        };
+        match engine.search_with(&req, vectors.get(&q.id).cloned()) {
+            Ok(r) => Ranked {
+                ids: r.matches.into_iter().map(|m| m.id).collect(),
+                abstain: r.abstain,
+            },
+            Err(_) => Ranked {
+                ids: Vec::new(),
+                abstain: true,
+            },
+        }
+    };
+    let limit = spec.options.k_max.max(10);
+    let report = |label: &str, run: &(dyn Fn(&EvalQuery) -> Ranked + Sync)| {
+        evaluate(
+            &spec.dataset,
+            label,
+            spec.setting.as_str(),
+            &queries,
+            &spec.options,
+            run,
+            spec.progress,
+        )
+    };
     for &mode in &spec.modes {
         for &dependencies in variants {
-            let run = |q: &EvalQuery| -> Ranked {
-                let req = SearchRequest {
-                    text: request_text(q),
-                    mode,
-                    limit: spec.options.k_max.max(10),
-                    candidates: match spec.setting {
-                        Setting::Candidates => q.candidates.clone(),
-                        Setting::Global => None,
-                    },
-                    dependencies,
-                    ..SearchRequest::default()
-                };
-                match engine.search_with(&req, vectors.get(&q.id).cloned()) {
-                    Ok(r) => Ranked {
-                        ids: r.matches.into_iter().map(|m| m.id).collect(),
-                        abstain: r.abstain,
-                    },
-                    Err(_) => Ranked {
-                        ids: Vec::new(),
-                        abstain: true,
-                    },
-                }
-            };
             let label = if dependencies {
                 format!("{mode}+deps")
             } else {
                 mode.to_string()
             };
-            reports.push(evaluate(
-                &spec.dataset,
-                &label,
-                spec.setting.as_str(),
-                &queries,
-                &spec.options,
-                &run,
-                spec.progress,
-            ));
+            let run = |q: &EvalQuery| search(q, mode, dependencies, spec.context, limit);
+            reports.push(report(&label, &run));
+            if spec.compare_context && !dependencies {
+                let alone = |q: &EvalQuery| search(q, mode, false, false, limit);
+                reports.push(report(&format!("{mode}/turn"), &alone));
+            }
         }
+    }
+    // The reference hybrid: BM25 and dense rankings fused by reciprocal
+    // rank (k = 60), what a plain hybrid retriever answers.
+    if spec.modes.contains(&Mode::Dense) && spec.modes.contains(&Mode::Lexical) {
+        let rrf = |q: &EvalQuery| {
+            let lists = [Mode::Dense, Mode::Lexical]
+                .map(|m| search(q, m, false, spec.context, RRF_DEPTH).ids);
+            Ranked {
+                ids: reciprocal_rank_fusion(&lists, limit),
+                abstain: false,
+            }
+        };
+        reports.push(report(RRF_LABEL, &rrf));
     }
     Ok(reports)
 }
@@ -191,6 +244,7 @@ pub fn dump_features(
                 Setting::Candidates => q.candidates.clone(),
                 Setting::Global => None,
             },
+            context: spec.context.then(|| q.context.clone()).flatten(),
             ..SearchRequest::default()
         };
         let vector = vectors.as_ref().and_then(|v| v.get(i).cloned());

@@ -24,6 +24,10 @@ pub(crate) struct Channels<'a> {
     pub max_bm25: f32,
     /// How much the lexical channel is trusted for this text, in [0, 1].
     pub lexical_trust: f32,
+    /// How much more than `w_graph` the graph channel weighs for this text
+    /// (1; more for a follow-up the conversation completes, see
+    /// [`super::query::Query::graph_trust`]).
+    pub graph_trust: f32,
 }
 
 impl<'a> Channels<'a> {
@@ -53,6 +57,15 @@ impl<'a> Channels<'a> {
             touched,
             max_bm25,
             lexical_trust,
+            graph_trust: 1.0,
+        }
+    }
+
+    /// The same channels with the graph weighing `trust` times `w_graph`.
+    pub fn trusting_graph(self, trust: f32) -> Self {
+        Self {
+            graph_trust: trust,
+            ..self
         }
     }
 
@@ -146,7 +159,7 @@ impl<'a> Channels<'a> {
         let (w_dense, graph, lexical) = match mode {
             Mode::Joint => (
                 cfg.w_dense,
-                cfg.w_graph * graph_score,
+                cfg.w_graph * self.graph_trust * graph_score,
                 cfg.w_lexical * self.lexical_trust * self.lexical(idx),
             ),
             Mode::Graph => (0.0, graph_score, 0.0),

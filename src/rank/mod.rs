@@ -24,6 +24,7 @@ pub(crate) mod pipeline;
 mod prerequisites;
 pub(crate) mod query;
 pub mod stages;
+pub(crate) mod supplied;
 
 pub use confidence::{Calibration, CalibrationReport, ReliabilityBin, fit_calibration};
 pub use disambiguate::{Clarify, Contender};
@@ -192,6 +193,10 @@ pub struct GraphPath {
     /// The mention came from the planner's `verb` field.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stated: bool,
+    /// The mention came from the conversation's earlier turns (`context`
+    /// or the session's), not from the request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_context: bool,
 }
 
 /// Why a tool scored what it scored. Every match carries one.
@@ -266,6 +271,49 @@ pub struct PrerequisiteOf {
     pub explain: String,
 }
 
+/// With `dependencies`: what to run before a match, as a small plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Plan {
+    /// The prerequisites in running order (each after the ones it needs).
+    pub steps: Vec<PlanStep>,
+    /// Prerequisites left out because the request gives what they make.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supplied: Vec<SuppliedParameter>,
+}
+
+impl Plan {
+    /// Nothing to run before and nothing left out.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty() && self.supplied.is_empty()
+    }
+}
+
+/// One step of a [`Plan`]: run `tool`, feed its output to `feeds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PlanStep {
+    pub tool: String,
+    /// The tool that needs it (the match or an earlier step's consumer).
+    pub feeds: String,
+    /// The parameter of `feeds` it produces, when the edge says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    /// Other tools that produce the same parameter, which the request
+    /// supports less (call one instead if it fits better).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<String>,
+}
+
+/// A prerequisite not needed: the request gives the parameter it makes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct SuppliedParameter {
+    /// The prerequisite left out.
+    pub tool: String,
+    pub feeds: String,
+    pub parameter: String,
+    /// What in the request gives it (`jane@example.com`).
+    pub value: String,
+}
+
 /// A scored tool before confidence and disambiguation.
 #[derive(Debug, Clone)]
 pub(crate) struct Scored {
@@ -283,6 +331,9 @@ pub(crate) struct RankedTool {
     /// With `dependencies`: the tools to run before it, in running order
     /// (each after the ones it needs), within the scope.
     pub prerequisites: Vec<usize>,
+    /// With `dependencies`: the same as a plan, and what the request
+    /// makes unnecessary.
+    pub plan: Option<Plan>,
 }
 
 impl Mode {

@@ -2,9 +2,10 @@
 //! and lexical channels see, its steps, and the tools it names exactly.
 
 use super::Mode;
+use super::channels::Sources;
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
-use crate::model::Mention;
+use crate::model::{Mention, MentionKind};
 use crate::scope::Scope;
 use std::ops::Range;
 
@@ -16,6 +17,20 @@ pub(crate) struct Query {
     pub verb_mentions: Vec<Mention>,
     /// Every mention: the verb field's first, then the text's.
     pub all_mentions: Vec<Mention>,
+    /// What the graph channel weighs: `all_mentions`, then what the
+    /// conversation adds (see [`Query::with_context`]).
+    pub evidence: Vec<Mention>,
+    /// Where `evidence` came from.
+    pub sources: Sources,
+    /// What the conversation adds that the request lacks: the surfaces of
+    /// the things it is about (`recipe`, `cuisine`), and whether the
+    /// request states its own verb.
+    pub context_things: Vec<String>,
+    pub has_verb: bool,
+    /// A short request with its own verb in a conversation, with the
+    /// things the conversation is about: "delete it (message)". What the
+    /// dense and lexical channels read instead of `text`.
+    pub with_things: Option<String>,
     /// What the dense and lexical channels see: the verb's words, then the text.
     pub text: String,
     /// The steps of a multi-step request (empty for one intent).
@@ -127,6 +142,11 @@ impl Query {
         all_mentions.extend(text_mentions.iter().cloned());
         Self {
             mode,
+            has_verb: all_mentions.iter().any(|m| m.kind == MentionKind::Verb),
+            context_things: Vec::new(),
+            with_things: None,
+            sources: Sources::request(verb_mentions.len()),
+            evidence: all_mentions.clone(),
             verb_mentions,
             all_mentions,
             text: with_verb(verb, text),
@@ -140,4 +160,162 @@ impl Query {
     pub fn mentions(&self) -> Vec<Mention> {
         self.all_mentions.clone()
     }
+
+    /// Adds what the conversation so far is about to the graph evidence:
+    /// its entities and brands, and its verbs when the request states
+    /// none ("delete it" keeps its own verb; "do the same for Paris"
+    /// borrows the earlier one), each weighing [`context_weight`] of a
+    /// mention in the request. The request's own mentions, texts and
+    /// steps are untouched.
+    pub fn with_context(mut self, catalog: &Catalog, scope: &Scope, context: &str) -> Self {
+        let context = tail(context.trim(), CONTEXT_READ_BYTES);
+        if context.is_empty() {
+            return self;
+        }
+        let has_verb = self.has_verb;
+        let sees = catalog.sees(scope);
+        let added: Vec<Mention> = catalog
+            .extractor()
+            .extract_seeing(context, &sees)
+            .into_iter()
+            .filter(|m| match m.kind {
+                MentionKind::Entity | MentionKind::Brand => true,
+                MentionKind::Verb => !has_verb,
+                _ => false,
+            })
+            .collect();
+        self.sources = Sources {
+            explicit: self.verb_mentions.len(),
+            context_from: self.evidence.len(),
+            context_weight: context_weight(&self.text, has_verb),
+        };
+        for m in added.iter().filter(|m| m.kind != MentionKind::Verb) {
+            if !self.context_things.contains(&m.surface)
+                && !self.all_mentions.iter().any(|o| o.surface == m.surface)
+            {
+                self.context_things.push(m.surface.clone());
+            }
+        }
+        self.evidence.extend(added);
+        // A request with its own verb that points back at something and
+        // names nothing itself ("delete it", "create that one") reads as
+        // itself plus the things the conversation is about ("delete it
+        // (message)"): its verb stays the one that counts.
+        let names_a_thing = self
+            .all_mentions
+            .iter()
+            .any(|m| matches!(m.kind, MentionKind::Entity | MentionKind::Brand));
+        if has_verb && !names_a_thing && points_back(&self.text) && !self.context_things.is_empty()
+        {
+            let things = self.context_things.join(", ");
+            self.with_things = Some(format!("{} ({things})", self.text));
+        }
+        self
+    }
+
+    /// How much more than usual the graph channel weighs: in a follow-up
+    /// that points back ([`Query::with_things`]), the words say little
+    /// ("cancel it") and the constellation says what: the request's verb
+    /// on the conversation's things.
+    pub fn graph_trust(&self) -> f32 {
+        if self.with_things.is_some() {
+            FOLLOW_UP_GRAPH_TRUST
+        } else {
+            1.0
+        }
+    }
+
+    /// What the lexical channel reads: `text`, or [`Query::with_things`].
+    pub fn lexical_text(&self) -> &str {
+        self.with_things.as_deref().unwrap_or(&self.text)
+    }
+
+    /// What the dense channel embeds in a conversation: the request's own
+    /// text (or [`Query::with_things`]), and the conversation's end with
+    /// its weight (not with the things: they say what it is about).
+    pub fn conversation_texts(&self, context: Option<&str>) -> (String, Option<(String, f32)>) {
+        match &self.with_things {
+            Some(t) => (t.clone(), None),
+            None => (
+                self.text.clone(),
+                context_text(context).map(|c| (c, self.sources.context_weight)),
+            ),
+        }
+    }
+}
+
+/// The graph channel's weight in a follow-up that points back, against
+/// its usual weight (tuned on the multi-turn dev sets: 1, 2, 3, 4 gave ...).
+const FOLLOW_UP_GRAPH_TRUST: f32 = 8.0;
+
+/// Words that point back at something said before.
+const POINTING_BACK: &[&str] = &[
+    "it", "that", "this", "them", "those", "these", "same", "one",
+];
+
+/// Whether a request points back at something said before ("cancel it").
+fn points_back(text: &str) -> bool {
+    crate::lexical::tokenize(text)
+        .iter()
+        .any(|t| POINTING_BACK.contains(&t.as_str()))
+}
+
+/// Words of a follow-up that name nothing ("now do the same again").
+const FOLLOW_UP_WORDS: &[&str] = &[
+    "actually", "again", "also", "another", "as", "just", "let", "lets", "now", "ok", "okay",
+    "one", "same", "too", "instead", "its", "there", "us", "well", "yes",
+];
+
+/// The weight of the conversation against the request at most (a bare
+/// follow-up: "what about Paris?"; one that states its own verb, "delete
+/// it", keeps more of its own) and at least (a request that says
+/// everything itself).
+const CONTEXT_MAX: f32 = 0.8;
+const CONTEXT_MAX_WITH_VERB: f32 = 0.5;
+const CONTEXT_MIN: f32 = 0.05;
+
+/// How much the conversation so far weighs against the request itself,
+/// in [`CONTEXT_MIN`, `CONTEXT_MAX`]: a follow-up of one or two words that
+/// name something leans on the earlier turns; a request of seven or more
+/// says what it wants by itself.
+pub(crate) fn context_weight(text: &str, has_verb: bool) -> f32 {
+    let words = crate::lexical::tokenize(text)
+        .into_iter()
+        .filter(|t| !crate::lexical::is_stopword(t) && !FOLLOW_UP_WORDS.contains(&t.as_str()))
+        .count();
+    let short = ((7.0 - words as f32) / 5.0).clamp(0.0, 1.0);
+    let max = if has_verb {
+        CONTEXT_MAX_WITH_VERB
+    } else {
+        CONTEXT_MAX
+    };
+    CONTEXT_MIN + (max - CONTEXT_MIN) * short
+}
+
+/// The bytes of the conversation the dense channel embeds: its end (the
+/// most recent turns; the model reads a few hundred words at most).
+const CONTEXT_EMBED_BYTES: usize = 600;
+/// The bytes of the conversation its evidence is read from: its end.
+const CONTEXT_READ_BYTES: usize = 4096;
+
+/// The last `max` bytes of `text` at most, from a word boundary.
+fn tail(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let end = &text[start..];
+    end.find(char::is_whitespace)
+        .map_or(end, |ws| &end[ws..])
+        .trim_start()
+}
+
+/// What the dense channel embeds of a conversation: its last
+/// [`CONTEXT_EMBED_BYTES`], from a word boundary (`None` when empty).
+pub(crate) fn context_text(context: Option<&str>) -> Option<String> {
+    let c = tail(context?.trim(), CONTEXT_EMBED_BYTES);
+    (!c.is_empty()).then(|| c.to_string())
 }

@@ -46,6 +46,9 @@ pub struct FindTools {
     /// (declared dependencies, then confidently inferred ones).
     #[serde(default)]
     pub dependencies: Option<bool>,
+    /// The conversation so far (earlier turns, oldest first), weighed below `query`.
+    #[serde(default)]
+    pub context: Option<String>,
 }
 
 /// `resolve_verb` arguments.
@@ -239,6 +242,7 @@ impl ToolgraphMcp {
                     explain: false,
                     with_parameters: true,
                     dependencies: args.dependencies.unwrap_or(false),
+                    context: args.context,
                     ..SearchRequest::default()
                 })
             })

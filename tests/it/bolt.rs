@@ -961,6 +961,8 @@ fn seal_tools_joint_top1_on_the_bolt_store_matches_the_embedded_store() {
         progress: false,
         rank: None,
         dependencies: false,
+        context: true,
+        compare_context: false,
     };
     // The embedded store on disk, as the eval harness builds it.
     let dir = tempfile::tempdir().unwrap();

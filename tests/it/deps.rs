@@ -222,7 +222,14 @@ fn dependency_aware_search_lists_prerequisites_right_after_their_tool() {
         "{}",
         why.explain
     );
-    assert!(email.confidence <= 1.0 && email.confidence >= top.confidence * 0.999);
+    // The edge's confidence (1) times how much the request supports it:
+    // between half and all of the match's.
+    assert!(
+        email.confidence <= top.confidence + 1e-6 && email.confidence >= top.confidence * 0.5,
+        "{} vs {}",
+        email.confidence,
+        top.confidence
+    );
     let status = &with.matches[3];
     let why = status.details.prerequisite_of.as_ref().unwrap();
     assert_eq!(
@@ -533,6 +540,8 @@ fn dependency_aware_ranking_lifts_ndcg_and_keeps_the_primary() {
         progress: false,
         rank: None,
         dependencies: true,
+        context: true,
+        compare_context: false,
     };
     let reports = eval::run_on(&engine, &spec).unwrap();
     let [plain, deps] = &reports[..] else {
@@ -551,4 +560,143 @@ fn dependency_aware_ranking_lifts_ndcg_and_keeps_the_primary() {
     assert!(d.r10 > p.r10);
     let (pp, dp) = (p.primary_top1.unwrap(), d.primary_top1.unwrap());
     assert!((pp - dp).abs() <= 0.005, "primary Top-1 {pp} -> {dp}");
+}
+
+/// The alternative-producers stress catalog (ToolLinkOS with every
+/// producer of a parameter declared as an alternative), graph and lexical.
+fn alternatives_engine() -> &'static Engine {
+    static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    E.get_or_init(|| {
+        let tools = root().join("benches/datasets/toollinkos_alternatives/tools.jsonl");
+        toolgraph::eval::engine_for(&tools, Embeddings::Off, false, None).unwrap()
+    })
+}
+
+fn with_prerequisites(text: &str) -> SearchResponse {
+    among(text, None)
+}
+
+/// A dependency-aware search, among `candidates` when given.
+fn among(text: &str, candidates: Option<&[&str]>) -> SearchResponse {
+    alternatives_engine()
+        .search(&SearchRequest {
+            text: text.into(),
+            dependencies: true,
+            limit: 10,
+            candidates: candidates.map(|c| c.iter().map(|n| n.to_string()).collect()),
+            ..SearchRequest::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_prerequisite_is_placed_only_when_the_request_does_not_give_its_value() {
+    let given = with_prerequisites(
+        "I need to share the address of our meeting spot, 123 Main St, with my colleague. \
+         Can you email it to jane.smith@example.com?",
+    );
+    let m = &given.matches[0];
+    assert_eq!(m.tool, "share_location_via_email", "{:?}", names(&given));
+    let plan = m.plan.as_ref().expect("a plan");
+    // The place is given: nothing finds the current location ...
+    let skipped = plan
+        .supplied
+        .iter()
+        .find(|s| s.tool == "get_current_location")
+        .unwrap_or_else(|| panic!("{plan:#?}"));
+    assert_eq!(
+        (skipped.parameter.as_str(), skipped.value.as_str()),
+        ("location", "Main St")
+    );
+    assert!(!m.prerequisites.iter().any(|p| p == "get_current_location"));
+    assert!(!names(&given).contains(&"get_current_location"));
+    // ... but the given address is still checked, and the plan says for what.
+    let check = plan
+        .steps
+        .iter()
+        .find(|s| s.tool == "validate_email")
+        .unwrap_or_else(|| panic!("{plan:#?}"));
+    assert_eq!(check.feeds, "share_location_via_email");
+    assert_eq!(check.parameter.as_deref(), Some("email_address"));
+    // Asked for "my current location", the request gives no place.
+    // (Among the tools involved: without the model, graph and BM25 put
+    // the location tools first.)
+    let needed = among(
+        "Can you send my current location to my friend at john.doe@example.com?",
+        Some(&[
+            "share_location_via_email",
+            "send_reminder_email",
+            "get_current_location",
+            "get_location_service_status",
+            "set_location_service_status",
+            "validate_email",
+        ]),
+    );
+    let m = needed
+        .matches
+        .iter()
+        .find(|m| m.tool == "share_location_via_email")
+        .unwrap_or_else(|| panic!("{:?}", names(&needed)));
+    assert!(
+        m.prerequisites.iter().any(|p| p == "get_current_location"),
+        "{:?}",
+        m.plan
+    );
+    // Steps run in order: each after what it needs.
+    let steps: Vec<&str> = m
+        .plan
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .map(|s| s.tool.as_str())
+        .collect();
+    assert_eq!(steps, m.prerequisites, "the plan is the running order");
+}
+
+#[test]
+fn among_alternative_producers_the_request_picks_one() {
+    let r = with_prerequisites(
+        "I just finished a book and want to dive into 'The Great Gatsby.' Can you download it \
+         for me from Audible?",
+    );
+    let m = &r.matches[0];
+    assert_eq!(m.tool, "download_audible_book", "{:?}", names(&r));
+    let plan = m.plan.as_ref().expect("a plan");
+    let login = plan
+        .steps
+        .iter()
+        .find(|s| s.parameter.as_deref() == Some("session_id"))
+        .unwrap_or_else(|| panic!("{plan:#?}"));
+    assert_eq!(login.tool, "audible_account_login");
+    // The other 28 producers of a session are named, not listed.
+    assert!(login.alternatives.len() >= 20, "{login:?}");
+    assert!(
+        login
+            .alternatives
+            .iter()
+            .any(|a| a == "libby_account_login")
+    );
+    // Only the chosen one is listed for it (other logins may follow as
+    // other matches' prerequisites).
+    let for_it: Vec<&str> = r
+        .matches
+        .iter()
+        .filter(|x| x.tool.ends_with("_login"))
+        .filter(|x| {
+            x.details
+                .prerequisite_of
+                .as_ref()
+                .is_some_and(|p| p.tool == "download_audible_book")
+        })
+        .map(|x| x.tool.as_str())
+        .collect();
+    assert_eq!(for_it, ["audible_account_login"], "{:?}", names(&r));
+    let steps = &m.plan.as_ref().unwrap().steps;
+    let session_logins: Vec<&str> = steps
+        .iter()
+        .filter(|s| s.parameter.as_deref() == Some("session_id"))
+        .map(|s| s.tool.as_str())
+        .collect();
+    assert_eq!(session_logins, ["audible_account_login"], "{steps:#?}");
 }

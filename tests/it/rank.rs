@@ -410,3 +410,119 @@ fn a_multi_step_request_lists_every_steps_best_tool_before_any_runner_up() {
             .all(|m| m.details.best_for_step.is_some())
     );
 }
+
+fn with_context(text: &str, context: Option<&str>, session: Option<&str>) -> SearchResponse {
+    real()
+        .search(&SearchRequest {
+            text: text.into(),
+            context: context.map(str::to_string),
+            caller: toolgraph::Caller {
+                session: session.map(str::to_string),
+                ..Default::default()
+            },
+            limit: 5,
+            ..SearchRequest::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn the_conversation_says_what_a_follow_up_is_about() {
+    let turn = "Actually, cancel it.";
+    let earlier = "Book a table for two at Nopa tonight at 8pm";
+    let names = |r: &SearchResponse| r.matches.iter().map(|m| m.tool.clone()).collect::<Vec<_>>();
+    // Alone, "cancel it" names no object: the restaurant is not first.
+    let alone = with_context(turn, None, None);
+    assert_ne!(
+        alone.matches[0].tool,
+        "restaurant_reservation_cancel",
+        "{:?}",
+        names(&alone)
+    );
+    // With the earlier turn as context, its table decides; the request's
+    // own verb still rules (not the earlier turn's `book`).
+    let r = with_context(turn, Some(earlier), None);
+    assert_eq!(
+        r.matches[0].tool,
+        "restaurant_reservation_cancel",
+        "{:?}",
+        names(&r)
+    );
+    let paths = &r.matches[0].details.paths;
+    let from_context: Vec<&str> = paths
+        .iter()
+        .filter(|p| p.from_context)
+        .map(|p| p.explain.as_str())
+        .collect();
+    assert!(
+        from_context
+            .iter()
+            .any(|e| e.starts_with("earlier turn: \"table\"")),
+        "{paths:#?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|p| !p.from_context && p.mention == "cancel")
+    );
+    // The response's mentions are the request's own, not the context's.
+    assert!(
+        r.mentions.iter().all(|m| m.end <= turn.len()),
+        "{:?}",
+        r.mentions
+    );
+    // A request that says everything itself keeps its own tool.
+    let own = with_context(
+        "Book a table for two at Nopa tonight at 8pm",
+        Some("Cancel my Netflix subscription"),
+        None,
+    );
+    assert_eq!(
+        own.matches[0].tool,
+        "restaurant_table_reserve",
+        "{:?}",
+        names(&own)
+    );
+}
+
+#[test]
+fn a_session_remembers_its_turns_for_the_next_search() {
+    let first = with_context(
+        "Book a table for two at Nopa tonight",
+        None,
+        Some("dinner-1"),
+    );
+    assert_eq!(first.matches[0].tool, "restaurant_table_reserve");
+    let next = with_context("Actually, cancel it.", None, Some("dinner-1"));
+    assert_eq!(next.matches[0].tool, "restaurant_reservation_cancel");
+    assert!(next.matches[0].details.paths.iter().any(|p| p.from_context));
+    // Another conversation has other turns.
+    let other = with_context("Actually, cancel it.", None, Some("other-2"));
+    assert!(
+        other.matches[0]
+            .details
+            .paths
+            .iter()
+            .all(|p| !p.from_context)
+    );
+    // A context given explicitly replaces the session's turns.
+    let given = with_context(
+        "Actually, cancel it.",
+        Some("Subscribe me to the premium streaming plan"),
+        Some("dinner-1"),
+    );
+    assert_eq!(given.matches[0].tool, "subscription_cancel");
+}
+
+#[test]
+fn an_oversized_context_is_refused_by_name() {
+    let err = real()
+        .search(&SearchRequest {
+            text: "cancel it".into(),
+            context: Some("x ".repeat(40_000)),
+            ..SearchRequest::default()
+        })
+        .unwrap_err();
+    let field = err.field().map(|(f, _)| f);
+    assert_eq!(field, Some(toolgraph::error::Field::SearchContext), "{err}");
+}

@@ -34,6 +34,8 @@ const SURFACE_BITS: usize = 32;
 struct Run<'a> {
     mention: &'a str,
     stated: bool,
+    /// The mention came from the conversation's earlier turns.
+    context: bool,
     /// The mention's IRI it starts from, by position (earlier wins ties).
     iri: usize,
     node: &'a str,
@@ -176,6 +178,7 @@ impl<'a> GraphScores<'a> {
                 },
                 explain: String::new(),
                 stated: run.stated,
+                from_context: run.context,
             })
             .collect();
         paths.sort_by(|a, b| b.weight.total_cmp(&a.weight));
@@ -268,12 +271,34 @@ fn relation_verb(rel: Relation) -> &'static str {
     }
 }
 
+/// Where a request's mentions came from: the first `explicit` from the
+/// planner's `verb` field (stated intent), those from `context_from` on
+/// from the conversation's earlier turns, each weighing `context_weight`
+/// of a mention in the request itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sources {
+    pub explicit: usize,
+    pub context_from: usize,
+    pub context_weight: f32,
+}
+
+impl Sources {
+    /// Mentions of the request alone (no conversation).
+    pub fn request(explicit: usize) -> Self {
+        Self {
+            explicit,
+            context_from: usize::MAX,
+            context_weight: 0.0,
+        }
+    }
+}
+
 /// Graph channel: per tool, the share of request evidence its constellation
 /// explains. Each distinct mention counts once (its best path), entity
 /// paths are weighted by the rarity of the tool-side node, sibling paths
 /// subtract when the tool has nothing positive for that mention.
-/// The first `explicit` mentions came from the planner's verb field: stated
-/// intent, weighted [`EXPLICIT_VERB_WEIGHT`] times a mention in free text.
+/// Mentions the planner's verb field states weigh [`EXPLICIT_VERB_WEIGHT`]
+/// times a mention in free text, the conversation's less (see [`Sources`]).
 /// Only tools in `scope` are reached. The catalog's walk hands over whole
 /// adjacency lists; their paths share a weight, so each tool keeps only its
 /// strongest path of each sign per mention as they stream past (no path is
@@ -281,9 +306,10 @@ fn relation_verb(rel: Relation) -> &'static str {
 pub(crate) fn graph_scores<'a>(
     catalog: &'a Catalog,
     mentions: &'a [Mention],
-    explicit: usize,
+    sources: Sources,
     scope: &Scope,
 ) -> GraphScores<'a> {
+    let explicit = sources.explicit;
     // Distinct evidence groups: mentions with the same IRI set count once.
     let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
     let mut total = 0.0_f32;
@@ -297,9 +323,12 @@ pub(crate) fn graph_scores<'a>(
     let mut touched: Vec<usize> = Vec::new();
     let mut walked = 0u32;
     for (i, m) in mentions.iter().enumerate() {
+        let context = i >= sources.context_from;
         let w_m = mention_weight(m.kind)
             * if i < explicit && m.kind == MentionKind::Verb {
                 EXPLICIT_VERB_WEIGHT
+            } else if context {
+                sources.context_weight
             } else {
                 1.0
             };
@@ -328,6 +357,7 @@ pub(crate) fn graph_scores<'a>(
             scope,
             weight: w_m,
             stated,
+            context,
             walked,
         };
         out.walk(&walk, m, &mut touched);
@@ -348,6 +378,8 @@ struct Walk<'c, 's> {
     /// The mention's weight (its kind, stated or not).
     weight: f32,
     stated: bool,
+    /// The mention came from the conversation.
+    context: bool,
     /// The mention's number among those walked.
     walked: u32,
 }
@@ -370,6 +402,7 @@ impl<'a> GraphScores<'a> {
                 self.runs.push(Run {
                     mention: m.surface.as_str(),
                     stated: w.stated,
+                    context: w.context,
                     iri,
                     node: r.iri.as_str(),
                     via: run.via,
@@ -500,21 +533,23 @@ pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
     let tool = catalog.tools().get(idx).map_or("", |t| t.name.as_str());
     for p in paths.iter_mut().filter(|p| p.explain.is_empty()) {
         let node = catalog.label(&p.node);
-        p.explain = if p.node == p.via {
-            format!(
-                "\"{}\" -> {node} <-[{}]- {tool}",
-                p.mention,
-                relation_verb(p.relation)
-            )
-        } else {
-            let via = catalog.label(&p.via);
-            format!(
-                "\"{}\" -> {node} ~{} hop(s)~ {via} <-[{}]- {tool}",
-                p.mention,
-                p.hops,
-                relation_verb(p.relation)
-            )
-        };
+        let earlier = if p.from_context { "earlier turn: " } else { "" };
+        p.explain = earlier.to_string()
+            + &if p.node == p.via {
+                format!(
+                    "\"{}\" -> {node} <-[{}]- {tool}",
+                    p.mention,
+                    relation_verb(p.relation)
+                )
+            } else {
+                let via = catalog.label(&p.via);
+                format!(
+                    "\"{}\" -> {node} ~{} hop(s)~ {via} <-[{}]- {tool}",
+                    p.mention,
+                    p.hops,
+                    relation_verb(p.relation)
+                )
+            };
     }
 }
 

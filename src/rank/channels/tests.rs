@@ -129,7 +129,12 @@ fn compare(catalog: &Catalog, requests: &[(String, Option<&str>)]) -> [usize; 3]
         );
         let explicit = query.verb_mentions.len();
         for scope in &scopes {
-            let got = graph_scores(catalog, &query.all_mentions, explicit, scope);
+            let got = graph_scores(
+                catalog,
+                &query.all_mentions,
+                Sources::request(explicit),
+                scope,
+            );
             let want = reference(catalog, &query.all_mentions, explicit, scope, &mut ties);
             let mut tools: Vec<usize> = got.tools().collect();
             tools.sort_unstable();

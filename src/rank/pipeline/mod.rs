@@ -8,13 +8,14 @@
 //! limit, plus the contenders disambiguation compares, plus each step's best
 //! tool (step coverage lists them right after the top match).
 
-use super::channels::{GraphScores, explain, graph_scores};
+use super::channels::{GraphScores, Sources, explain, graph_scores};
 use super::confidence::Calibration;
 use super::dense::Dense;
 use super::disambiguate::{Clarify, MAX_CONTENDERS, disambiguate};
 use super::fusion::{Channels, Key, move_step_winners_up, order};
 use super::prerequisites;
 use super::query::Query;
+use super::supplied::Supplied;
 use super::{RankConfig, RankedTool, ScoreDetails, Scored};
 use crate::catalog::Catalog;
 use crate::scope::Scope;
@@ -99,27 +100,36 @@ pub(crate) fn prepare<'a>(
     cfg: &RankConfig,
 ) -> Prepared<'a> {
     let mode = query.mode;
-    let explicit = query.verb_mentions.len();
     let lexical = |text: &str| {
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
         catalog.bm25().hits(text)
     };
-    let graph = |mentions| graph_channel(catalog, mode, mentions, explicit, scope);
+    let graph = |mentions, sources| graph_channel(catalog, mode, mentions, sources, scope);
     let whole = Channels::new(
-        graph(&query.all_mentions),
+        graph(&query.evidence, query.sources),
         None,
         if mode.uses_lexical() || mode.uses_graph() {
-            lexical(&query.text)
+            lexical(query.lexical_text())
         } else {
             (Vec::new(), Vec::new())
         },
         scope,
         cfg,
-    );
+    )
+    .trusting_graph(query.graph_trust());
     let steps = query
         .steps
         .iter()
-        .map(|step| Channels::new(graph(&step.mentions), None, lexical(&step.text), scope, cfg))
+        .map(|step| {
+            let sources = Sources::request(query.verb_mentions.len());
+            Channels::new(
+                graph(&step.mentions, sources),
+                None,
+                lexical(&step.text),
+                scope,
+                cfg,
+            )
+        })
         .collect();
     Prepared { whole, steps }
 }
@@ -276,7 +286,16 @@ fn rank<'a>(
             explain(catalog, idx, &mut d.paths);
             d
         };
-        prerequisites::place(catalog, scope, all, details, cfg.infer_threshold, limit)
+        let request = Supplied::new(&query.text, &query.all_mentions);
+        prerequisites::place(
+            catalog,
+            scope,
+            &request,
+            all,
+            details,
+            cfg.infer_threshold,
+            limit,
+        )
     } else {
         with_confidence(scored, calibration, limit)
     };
@@ -295,12 +314,12 @@ fn graph_channel<'m>(
     catalog: &'m Catalog,
     mode: super::Mode,
     mentions: &'m [crate::model::Mention],
-    explicit: usize,
+    sources: Sources,
     scope: &Scope,
 ) -> GraphScores<'m> {
     if mode.uses_graph() {
         let _stage = tracing::info_span!("stage", stage = "graph").entered();
-        graph_scores(catalog, mentions, explicit, scope)
+        graph_scores(catalog, mentions, sources, scope)
     } else {
         GraphScores::default()
     }
@@ -336,6 +355,7 @@ fn with_confidence(
             confidence,
             details: s.details,
             prerequisites: Vec::new(),
+            plan: None,
         })
         .collect()
 }
