@@ -454,12 +454,17 @@ fn infer(
                 .collect()
         })
         .collect();
+    let typed = super::typed::TypedProducers::of(tools);
     let mut best: HashMap<(usize, usize), Edge> = HashMap::new();
     for i in 0..tools.len() {
         for read in &reads[i] {
-            let found = producers_of(tools, &producers, &reads, i, read);
             let p = read.0;
-            for (j, confidence) in found.into_iter().take(MAX_PRODUCERS) {
+            let named = producers_of(tools, &producers, &reads, i, read)
+                .into_iter()
+                .take(MAX_PRODUCERS)
+                .map(|(j, c)| (j, c, "produces it"));
+            let by_kind = typed.of_param(tools, i, &p.name);
+            for (j, confidence, why) in named.chain(by_kind.into_iter().take(MAX_PRODUCERS)) {
                 let edge = Edge {
                     provenance: Provenance::Extracted,
                     confidence,
@@ -467,7 +472,7 @@ fn infer(
                         kind: Some("PARAMETER_INFERRED".into()),
                         parameter: Some(p.name.clone()),
                         reason: Some(format!(
-                            "`{}` takes what `{}` produces",
+                            "`{}` takes what `{}` hands out: {why}",
                             p.name, tools[j].name
                         )),
                     },

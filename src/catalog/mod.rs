@@ -5,6 +5,7 @@
 mod categories;
 pub(crate) mod deps;
 pub(crate) mod paths;
+mod typed;
 
 use crate::embed::Vectors;
 use crate::error::{Error, Result};
