@@ -455,6 +455,7 @@ fn infer(
         })
         .collect();
     let typed = super::typed::TypedProducers::of(tools);
+    let routes = super::rest::Routes::of(tools);
     let mut best: HashMap<(usize, usize), Edge> = HashMap::new();
     for i in 0..tools.len() {
         for read in &reads[i] {
@@ -463,7 +464,8 @@ fn infer(
                 .into_iter()
                 .take(MAX_PRODUCERS)
                 .map(|(j, c)| (j, c, "produces it"));
-            let by_kind = typed.of_param(tools, i, &p.name);
+            let mut by_kind = typed.of_param(tools, i, &p.name);
+            by_kind.extend(routes.of_param(tools, i, &p.name));
             for (j, confidence, why) in named.chain(by_kind.into_iter().take(MAX_PRODUCERS)) {
                 let edge = Edge {
                     provenance: Provenance::Extracted,

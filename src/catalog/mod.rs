@@ -5,6 +5,7 @@
 mod categories;
 pub(crate) mod deps;
 pub(crate) mod paths;
+mod rest;
 mod typed;
 
 use crate::embed::Vectors;
