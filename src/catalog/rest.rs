@@ -4,7 +4,11 @@
 //! `/b/search`, `/b/findByStatus`), or by the `POST` that creates one on
 //! that collection, on the same host. (`GET /pets/{id}` <- `GET /pets`;
 //! `/repositories/{owner}/{slug}` <- `GET /repositories/{owner}`;
-//! `/store/order/{orderId}` <- `POST /store/order`.)
+//! `/store/order/{orderId}` <- `POST /store/order`.) And an answer's JSON
+//! schema (an HTTP operation's 2xx `application/json`, an MCP tool's
+//! `outputSchema`) hands out the fields it carries: a required `username`
+//! comes from the operation of the same server whose answer has a
+//! `username` and that does not need one itself.
 
 use crate::model::{Tool, Upstream};
 use std::collections::HashMap;
@@ -29,6 +33,78 @@ fn route(url: &str) -> (String, Vec<String>) {
     (host.to_lowercase(), segments)
 }
 
+/// A tool's server host and its answer's schema, when it declares one.
+fn answer(t: &Tool) -> Option<(String, &serde_json::Value)> {
+    match t.upstream.as_deref()? {
+        Upstream::Http {
+            url,
+            output_schema: Some(s),
+            ..
+        }
+        | Upstream::Mcp {
+            url,
+            output_schema: Some(s),
+            ..
+        } => Some((route(url).0, s)),
+        _ => None,
+    }
+}
+
+/// Parameter names too common to say where their value comes from.
+const GENERIC_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "type",
+    "status",
+    "key",
+    "value",
+    "code",
+    "query",
+    "q",
+    "limit",
+    "offset",
+    "page",
+    "size",
+    "format",
+    "version",
+    "data",
+    "body",
+    "text",
+    "title",
+    "description",
+    "tags",
+];
+
+/// The field names (lowercase) a JSON schema carries: properties of
+/// objects, of array items, and of nested objects, a few levels deep.
+fn fields(schema: &serde_json::Value, depth: usize, out: &mut Vec<String>) {
+    if depth == 0 {
+        return;
+    }
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, sub) in props {
+            let name = name.to_lowercase();
+            if !out.contains(&name) {
+                out.push(name);
+            }
+            fields(sub, depth - 1, out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        fields(items, depth - 1, out);
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for sub in schema
+            .get(key)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
+            fields(sub, depth - 1, out);
+        }
+    }
+}
+
 fn http(t: &Tool) -> Option<(&str, &str)> {
     match t.upstream.as_deref() {
         Some(Upstream::Http { method, url, .. }) => Some((method.as_str(), url.as_str())),
@@ -47,6 +123,8 @@ pub(crate) struct Routes {
     lists: HashMap<(String, Vec<String>), Vec<usize>>,
     creates: HashMap<(String, Vec<String>), Vec<usize>>,
     searches: HashMap<(String, String), Vec<usize>>,
+    /// Tools by their server host and a field their answer carries.
+    answers: HashMap<(String, String), Vec<usize>>,
 }
 
 /// A path segment that searches what the segment beside it names
@@ -61,6 +139,13 @@ impl Routes {
     pub fn of(tools: &[Tool]) -> Self {
         let mut out = Self::default();
         for (j, t) in tools.iter().enumerate() {
+            if let Some((host, schema)) = answer(t) {
+                let mut carried = Vec::new();
+                fields(schema, 4, &mut carried);
+                for f in carried {
+                    out.answers.entry((host.clone(), f)).or_default().push(j);
+                }
+            }
             let Some((method, url)) = http(t) else {
                 continue;
             };
@@ -88,9 +173,70 @@ impl Routes {
         out
     }
 
-    /// The producers of path parameter `param` of tool `consumer`, with a
+    /// The producers of parameter `param` of tool `consumer` (a path
+    /// parameter's by the route, any one's by the answers), with a
     /// confidence and why.
     pub fn of_param(
+        &self,
+        tools: &[Tool],
+        consumer: usize,
+        param: &str,
+    ) -> Vec<(usize, f32, &'static str)> {
+        let mut out = self.by_route(tools, consumer, param);
+        for (j, c, why) in self.by_answer(tools, consumer, param) {
+            if !out.iter().any(|(o, _, _)| *o == j) {
+                out.push((j, c, why));
+            }
+        }
+        out
+    }
+
+    /// The tools of the consumer's server whose answer carries a field
+    /// named as the parameter, which do not need it themselves.
+    fn by_answer(
+        &self,
+        tools: &[Tool],
+        consumer: usize,
+        param: &str,
+    ) -> Vec<(usize, f32, &'static str)> {
+        let name = param.to_lowercase();
+        if GENERIC_FIELDS.contains(&name.as_str()) {
+            return Vec::new();
+        }
+        let Some(host) = tools
+            .get(consumer)
+            .and_then(|t| match t.upstream.as_deref()? {
+                Upstream::Http { url, .. } | Upstream::Mcp { url, .. } => Some(route(url).0),
+            })
+        else {
+            return Vec::new();
+        };
+        let needs = |j: usize| {
+            tools[j]
+                .params
+                .iter()
+                .any(|p| p.required && p.name.eq_ignore_ascii_case(param))
+        };
+        let found: Vec<usize> = self
+            .answers
+            .get(&(host, name))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&j| j != consumer && !needs(j))
+            .collect();
+        let n = found.len();
+        found
+            .into_iter()
+            .map(|j| {
+                let c = 0.8 / (1.0 + 0.35 * (n.max(1) as f32).ln());
+                (j, c, "its answer carries that field")
+            })
+            .collect()
+    }
+
+    /// The producers a consumer's route names for its path parameter.
+    fn by_route(
         &self,
         tools: &[Tool],
         consumer: usize,
@@ -207,5 +353,99 @@ mod tests {
         assert!(names(7, "owner").is_empty());
         // Not a path parameter.
         assert!(names(1, "limit").is_empty());
+    }
+}
+
+#[cfg(test)]
+mod answer_tests {
+    use super::*;
+    use crate::model::Param;
+    use serde_json::json;
+
+    fn tool(name: &str, up: Upstream, required: &[&str]) -> Tool {
+        Tool {
+            name: name.into(),
+            params: required
+                .iter()
+                .map(|n| Param {
+                    name: n.to_string(),
+                    description: String::new(),
+                    ty: Some("string".into()),
+                    required: true,
+                    entity: None,
+                })
+                .collect(),
+            upstream: Some(Box::new(up)),
+            ..Tool::default()
+        }
+    }
+
+    fn mcp(url: &str, output: Option<serde_json::Value>) -> Upstream {
+        Upstream::Mcp {
+            url: url.into(),
+            tool: "t".into(),
+            auth: None,
+            output_schema: output,
+        }
+    }
+
+    fn get(url: &str, output: Option<serde_json::Value>) -> Upstream {
+        Upstream::Http {
+            method: "GET".into(),
+            url: url.into(),
+            params: Default::default(),
+            auth: None,
+            output_schema: output,
+        }
+    }
+
+    #[test]
+    fn an_answer_hands_out_the_fields_it_carries() {
+        let session =
+            json!({"type": "object", "properties": {"session_token": {"type": "string"}}});
+        let me = json!({"type": "object", "properties": {"user": {"type": "object",
+            "properties": {"username": {"type": "string"}, "id": {"type": "integer"}}}}});
+        let tools = [
+            tool(
+                "open_session",
+                mcp("https://mcp.a.com/mcp", Some(session.clone())),
+                &[],
+            ),
+            tool(
+                "send_message",
+                mcp("https://mcp.a.com/mcp", None),
+                &["session_token"],
+            ),
+            tool(
+                "other_server",
+                mcp("https://mcp.b.com/mcp", Some(session)),
+                &[],
+            ),
+            tool("whoami", get("https://api.a.com/me", Some(me.clone())), &[]),
+            tool(
+                "getUser",
+                get("https://api.a.com/users/{username}", Some(me)),
+                &["username"],
+            ),
+            tool(
+                "listRepos",
+                get("https://api.a.com/repos/{username}", None),
+                &["username", "id"],
+            ),
+        ];
+        let routes = Routes::of(&tools);
+        let names = |consumer: usize, param: &str| -> Vec<&str> {
+            routes
+                .of_param(&tools, consumer, param)
+                .iter()
+                .map(|(j, _, _)| tools[*j].name.as_str())
+                .collect()
+        };
+        // The same server's answer, not another server's.
+        assert_eq!(names(1, "session_token"), ["open_session"]);
+        // A nested field; not from a tool that needs the value itself.
+        assert_eq!(names(5, "username"), ["whoami"]);
+        // `id` says too little.
+        assert!(names(5, "id").is_empty());
     }
 }
