@@ -40,7 +40,7 @@ run --mode all --tools $D/toollinkos/tools.jsonl --queries $D/toollinkos/queries
 run --mode joint --floors --tools $D/toollinkos_alternatives/tools.jsonl --queries $D/toollinkos_alternatives/queries.jsonl --dependencies --sample 500
 # multi-turn follow-ups (benches/datasets/multiturn.py): the conversation as
 # context must beat the current turn alone by 0.03. Known miss of the joint
-# floor on Seal-Tools' followup-new-verb tag (joint 0.82 vs graph 0.86).
+# floor on Seal-Tools' followup-new-verb tag (joint 0.841 vs graph 0.858).
 run --mode all --floors --compare-context --context-gain 0.03 --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_multiturn.jsonl
 run --mode joint --compare-context --context-gain 0.03 --tools $D/sealtools/tools.jsonl --queries $D/sealtools/queries_multiturn.jsonl
 echo "accuracy gate passed"

@@ -109,7 +109,7 @@ pub(crate) fn prepare<'a>(
         graph(&query.evidence, query.sources),
         None,
         if mode.uses_lexical() || mode.uses_graph() {
-            lexical(query.lexical_text())
+            lexical(&query.text)
         } else {
             (Vec::new(), Vec::new())
         },
