@@ -29,6 +29,17 @@ pub struct Param {
 }
 
 impl Param {
+    /// A required parameter called `name`, nothing else said.
+    pub fn required(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            description: String::new(),
+            ty: None,
+            required: true,
+            entity: None,
+        }
+    }
+
     /// A tool's parameters as the catalog holds them: one per name (the
     /// fullest description kept when sources disagree), required ones first,
     /// then by name. Independent of the order they arrive in.

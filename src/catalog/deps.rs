@@ -90,6 +90,9 @@ impl Edge {
     }
 }
 
+/// Producers a rule finds for one parameter: (tool, confidence, why).
+pub(crate) type Found = Vec<(usize, f32, &'static str)>;
+
 /// Which of a tool's (index) edges a prerequisite walk takes.
 pub(crate) type Choose<'e> = dyn Fn(usize, Vec<(usize, &'e Edge)>) -> Vec<(usize, &'e Edge)> + 'e;
 

@@ -10,6 +10,7 @@
 //! comes from the operation of the same server whose answer has a
 //! `username` and that does not need one itself.
 
+use super::deps::Found;
 use crate::model::{Tool, Upstream};
 use std::collections::HashMap;
 
@@ -176,12 +177,7 @@ impl Routes {
     /// The producers of parameter `param` of tool `consumer` (a path
     /// parameter's by the route, any one's by the answers), with a
     /// confidence and why.
-    pub fn of_param(
-        &self,
-        tools: &[Tool],
-        consumer: usize,
-        param: &str,
-    ) -> Vec<(usize, f32, &'static str)> {
+    pub fn of_param(&self, tools: &[Tool], consumer: usize, param: &str) -> Found {
         let mut out = self.by_route(tools, consumer, param);
         for (j, c, why) in self.by_answer(tools, consumer, param) {
             if !out.iter().any(|(o, _, _)| *o == j) {
@@ -193,12 +189,7 @@ impl Routes {
 
     /// The tools of the consumer's server whose answer carries a field
     /// named as the parameter, which do not need it themselves.
-    fn by_answer(
-        &self,
-        tools: &[Tool],
-        consumer: usize,
-        param: &str,
-    ) -> Vec<(usize, f32, &'static str)> {
+    fn by_answer(&self, tools: &[Tool], consumer: usize, param: &str) -> Found {
         let name = param.to_lowercase();
         if GENERIC_FIELDS.contains(&name.as_str()) {
             return Vec::new();
@@ -236,12 +227,7 @@ impl Routes {
     }
 
     /// The producers a consumer's route names for its path parameter.
-    fn by_route(
-        &self,
-        tools: &[Tool],
-        consumer: usize,
-        param: &str,
-    ) -> Vec<(usize, f32, &'static str)> {
+    fn by_route(&self, tools: &[Tool], consumer: usize, param: &str) -> Found {
         let Some((_, url)) = tools.get(consumer).and_then(http) else {
             return Vec::new();
         };
@@ -281,6 +267,16 @@ impl Routes {
     }
 }
 
+/// The names of the producers `routes` finds (tests).
+#[cfg(test)]
+fn found<'t>(routes: &Routes, tools: &'t [Tool], consumer: usize, param: &str) -> Vec<&'t str> {
+    routes
+        .of_param(tools, consumer, param)
+        .iter()
+        .map(|(j, _, _)| tools[*j].name.as_str())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,13 +286,7 @@ mod tests {
         let params = url
             .split('/')
             .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-            .map(|n| Param {
-                name: n.to_string(),
-                description: String::new(),
-                ty: Some("string".into()),
-                required: true,
-                entity: None,
-            })
+            .map(Param::required)
             .collect();
         Tool {
             name: name.into(),
@@ -334,13 +324,7 @@ mod tests {
             op("getOrderById", "GET", &format!("{base}/order/{{orderId}}")),
         ];
         let routes = Routes::of(&tools);
-        let names = |consumer: usize, param: &str| -> Vec<&str> {
-            routes
-                .of_param(&tools, consumer, param)
-                .iter()
-                .map(|(j, _, _)| tools[*j].name.as_str())
-                .collect()
-        };
+        let names = |consumer: usize, param: &str| found(&routes, &tools, consumer, param);
         // The list on the same host (not another API's), then the POST
         // that creates one.
         assert_eq!(names(1, "id"), ["findPets", "addPet"]);
@@ -365,16 +349,7 @@ mod answer_tests {
     fn tool(name: &str, up: Upstream, required: &[&str]) -> Tool {
         Tool {
             name: name.into(),
-            params: required
-                .iter()
-                .map(|n| Param {
-                    name: n.to_string(),
-                    description: String::new(),
-                    ty: Some("string".into()),
-                    required: true,
-                    entity: None,
-                })
-                .collect(),
+            params: required.iter().map(|n| Param::required(n)).collect(),
             upstream: Some(Box::new(up)),
             ..Tool::default()
         }
@@ -434,13 +409,7 @@ mod answer_tests {
             ),
         ];
         let routes = Routes::of(&tools);
-        let names = |consumer: usize, param: &str| -> Vec<&str> {
-            routes
-                .of_param(&tools, consumer, param)
-                .iter()
-                .map(|(j, _, _)| tools[*j].name.as_str())
-                .collect()
-        };
+        let names = |consumer: usize, param: &str| found(&routes, &tools, consumer, param);
         // The same server's answer, not another server's.
         assert_eq!(names(1, "session_token"), ["open_session"]);
         // A nested field; not from a tool that needs the value itself.

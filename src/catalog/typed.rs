@@ -5,6 +5,7 @@
 //! value a validator checks from that validator (`email` <-
 //! `validate_email`: what it hands on is the checked value).
 
+use super::deps::Found;
 use crate::extract::split_identifier;
 use crate::model::Tool;
 use std::collections::HashMap;
@@ -80,12 +81,7 @@ impl TypedProducers {
 
     /// The producers of parameter `param` of tool `consumer` its kind
     /// reveals, with a confidence and why.
-    pub fn of_param(
-        &self,
-        tools: &[Tool],
-        consumer: usize,
-        param: &str,
-    ) -> Vec<(usize, f32, &'static str)> {
+    pub fn of_param(&self, tools: &[Tool], consumer: usize, param: &str) -> Found {
         let p = words(param);
         let has = |w: &str| p.iter().any(|x| x == w);
         let last = p.last().map_or("", String::as_str);
@@ -122,7 +118,7 @@ impl TypedProducers {
 
     /// The login of the consumer's service: the logins sharing the most
     /// service words with its name; none when no login shares one.
-    fn login_for(&self, tools: &[Tool], consumer: usize) -> Vec<(usize, f32, &'static str)> {
+    fn login_for(&self, tools: &[Tool], consumer: usize) -> Found {
         let own = words(&tools[consumer].name);
         let shared = |service: &[String]| service.iter().filter(|w| own.contains(w)).count();
         let best = self
@@ -162,16 +158,7 @@ mod tests {
     fn tool(name: &str, required: &[&str]) -> Tool {
         Tool {
             name: name.into(),
-            params: required
-                .iter()
-                .map(|n| Param {
-                    name: n.to_string(),
-                    description: String::new(),
-                    ty: None,
-                    required: true,
-                    entity: None,
-                })
-                .collect(),
+            params: required.iter().map(|n| Param::required(n)).collect(),
             ..Tool::default()
         }
     }

@@ -165,16 +165,7 @@ mod tests {
     fn tool(params: &[&str]) -> Tool {
         Tool {
             name: "t".into(),
-            params: params
-                .iter()
-                .map(|n| Param {
-                    name: n.to_string(),
-                    description: String::new(),
-                    ty: None,
-                    required: true,
-                    entity: None,
-                })
-                .collect(),
+            params: params.iter().map(|n| Param::required(n)).collect(),
             ..Tool::default()
         }
     }
