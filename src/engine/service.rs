@@ -17,6 +17,9 @@ use crate::rank::Mode;
 use crate::scope::Scope;
 use crate::select::{self, Ranking, Selection, Strategy};
 
+/// How much a bare follow-up lifts the conversation's last tool.
+const FOLLOW_UP_BOOST: f32 = 1.3;
+
 /// Hears of outcomes the engine sees while it answers (the airlock's gap
 /// log subscribes, so that resolving a verb needs no airlock).
 pub trait Observer: Send + Sync + std::fmt::Debug {
@@ -99,12 +102,13 @@ impl Engine {
         let access = self.access(&snap, &req.caller)?;
         let limit = limit.unwrap_or_else(|| snap.catalog.len().max(1));
         let Some(_) = &req.caller.session else {
-            return self.search_in(&snap, access, req, vector, limit);
+            return self.search_in(&snap, access, req, vector, limit, None);
         };
         // In a conversation: a search that brings no context gets its
         // earlier turns, and is remembered as the latest one.
         let key = self.session_key(&req.caller);
-        let turns = self.sessions.get(&key).turns;
+        let session = self.sessions.get(&key);
+        let turns = session.turns;
         let remembered;
         let with_turns = match req.context {
             None if !turns.is_empty() => {
@@ -116,12 +120,15 @@ impl Engine {
             }
             _ => req,
         };
-        let response = self.search_in(&snap, access, with_turns, vector, limit)?;
+        let last = session.recent_tools.first().map(String::as_str);
+        let response = self.search_in(&snap, access, with_turns, vector, limit, last)?;
         self.sessions.update(&key, |s| s.remember_turn(&req.text));
         Ok(response)
     }
 
-    /// A search within one snapshot and the caller's access to it.
+    /// A search within one snapshot and the caller's access to it (`last`:
+    /// the tool the caller's conversation called last, which a bare
+    /// follow-up likely asks for again).
     fn search_in(
         &self,
         snap: &Snapshot,
@@ -129,6 +136,7 @@ impl Engine {
         req: &SearchRequest,
         vector: Option<Vec<f32>>,
         limit: usize,
+        last: Option<&str>,
     ) -> Result<SearchResponse> {
         bounded(Some(&req.text), MAX_TEXT, Field::SearchText)?;
         bounded(req.verb.as_deref(), MAX_VERB, Field::SearchVerb)?;
@@ -144,7 +152,7 @@ impl Engine {
             Some(names) => catalog.named(&access.scope, names)?,
             None => access.scope.clone(),
         };
-        let (query, ranked) = if access.boosts.is_empty() {
+        let (query, mut ranked) = if access.boosts.is_empty() {
             self.rank(catalog, &scope, req, vector, limit)?
         } else {
             // A goal's boosts can lift a tool from anywhere in its (small,
@@ -153,6 +161,18 @@ impl Engine {
             crate::rank::pipeline::boost(&mut ranked, &access.boosts, limit);
             (query, ranked)
         };
+        if let Some(idx) = last.and_then(|n| catalog.find(n))
+            && query.is_bare_follow_up()
+            && ranked.tools.iter().any(|t| t.idx == idx)
+        {
+            let why = "the conversation's last tool: a follow-up that names no verb".to_string();
+            crate::rank::pipeline::boost_marked(
+                &mut ranked,
+                &[(idx, FOLLOW_UP_BOOST, why)],
+                limit,
+                |d, b| d.conversation_boost = Some(b),
+            );
+        }
         let ambiguous = ranked.clarify.is_some();
         let matches = ranked
             .tools
@@ -360,7 +380,7 @@ impl Engine {
                 };
                 let scope = access.scope.clone();
                 let limit = checked_limit(req.limit, Field::SearchLimit)?;
-                let found = self.search_in(&snap, access, &search, None, limit)?;
+                let found = self.search_in(&snap, access, &search, None, limit, None)?;
                 let idxs: Vec<usize> = found
                     .matches
                     .iter()

@@ -220,6 +220,7 @@ impl<'a> Channels<'a> {
             best_for_step: None,
             prerequisite_of: None,
             goal_boost: None,
+            conversation_boost: None,
         }
     }
 

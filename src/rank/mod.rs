@@ -242,6 +242,10 @@ pub struct ScoreDetails {
     /// 000's context boosts): `fused` is the boosted score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal_boost: Option<GoalBoost>,
+    /// In a conversation, a follow-up that names no verb ("what about
+    /// Paris?"): the tool the conversation called last, boosted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_boost: Option<GoalBoost>,
 }
 
 /// A goal's boost of one tool: the factor its fused score was multiplied

@@ -214,6 +214,16 @@ impl Query {
         self
     }
 
+    /// A follow-up that names no verb and says little itself ("what about
+    /// Paris?", "and for next week?"): the conversation's last tool is
+    /// likely what it asks for again.
+    pub fn is_bare_follow_up(&self) -> bool {
+        let short = CONTEXT_MIN + 0.6 * (CONTEXT_MAX - CONTEXT_MIN);
+        self.sources.context_from != usize::MAX
+            && !self.has_verb
+            && self.sources.context_weight >= short - 1e-6
+    }
+
     /// How much more than usual the graph channel weighs: in a follow-up
     /// that points back ([`Query::with_things`]), the words say little
     /// ("cancel it") and the constellation says what: the request's verb

@@ -526,3 +526,45 @@ fn an_oversized_context_is_refused_by_name() {
     let field = err.field().map(|(f, _)| f);
     assert_eq!(field, Some(toolgraph::error::Field::SearchContext), "{err}");
 }
+
+#[test]
+fn a_bare_follow_up_lifts_the_tool_the_conversation_called() {
+    let caller = toolgraph::Caller {
+        session: Some("dinner-3".into()),
+        ..Default::default()
+    };
+    let ask = |text: &str| {
+        real()
+            .search(&SearchRequest {
+                text: text.into(),
+                caller: caller.clone(),
+                limit: 5,
+                ..SearchRequest::default()
+            })
+            .unwrap()
+    };
+    let first = ask("Book a table for two at Nopa tonight");
+    assert_eq!(first.matches[0].tool, "restaurant_table_reserve");
+    // Before anything was called, nothing is lifted.
+    let before = ask("And for tomorrow?");
+    assert!(
+        before
+            .matches
+            .iter()
+            .all(|m| m.details.conversation_boost.is_none())
+    );
+    real().called(&caller, "restaurant_table_reserve");
+    let after = ask("What about Friday at 7?");
+    let top = &after.matches[0];
+    assert_eq!(top.tool, "restaurant_table_reserve");
+    let boost = top.details.conversation_boost.as_ref().expect("lifted");
+    assert!(boost.reason.contains("last tool"), "{boost:?}");
+    // A follow-up with its own verb asks for something else: no lift.
+    let other = ask("Actually, cancel it.");
+    assert!(
+        other
+            .matches
+            .iter()
+            .all(|m| m.details.conversation_boost.is_none())
+    );
+}

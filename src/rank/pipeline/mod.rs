@@ -74,14 +74,25 @@ pub(crate) struct Ranked {
 /// prerequisite stays right after the tool that needs it); the best
 /// `limit` stay.
 pub(crate) fn boost(ranked: &mut Ranked, boosts: &[(usize, f32, String)], limit: usize) {
+    boost_marked(ranked, boosts, limit, |d, b| d.goal_boost = Some(b));
+}
+
+/// [`boost`], saying each boost in the details where `mark` puts it.
+pub(crate) fn boost_marked(
+    ranked: &mut Ranked,
+    boosts: &[(usize, f32, String)],
+    limit: usize,
+    mark: impl Fn(&mut ScoreDetails, crate::rank::GoalBoost),
+) {
     let mut groups: Vec<Vec<crate::rank::RankedTool>> = Vec::new();
     for mut t in std::mem::take(&mut ranked.tools) {
         if let Some((_, factor, why)) = boosts.iter().find(|(i, _, _)| *i == t.idx) {
             t.details.fused *= factor;
-            t.details.goal_boost = Some(crate::rank::GoalBoost {
+            let b = crate::rank::GoalBoost {
                 factor: *factor,
                 reason: why.clone(),
-            });
+            };
+            mark(&mut t.details, b);
         }
         match groups.last_mut() {
             Some(g) if t.details.prerequisite_of.is_some() => g.push(t),
