@@ -41,11 +41,8 @@ impl Session {
         if text.is_empty() {
             return;
         }
-        let mut end = text.len().min(MAX_TURN_BYTES);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.turns.push(text[..end].to_string());
+        let kept = crate::extract::truncate(text, MAX_TURN_BYTES);
+        self.turns.push(kept.to_string());
         let extra = self.turns.len().saturating_sub(MAX_TURNS);
         self.turns.drain(..extra);
     }

@@ -229,6 +229,11 @@ impl Catalog {
         self.tools.get(idx)
     }
 
+    /// Tool `idx`'s name (empty for an index it does not hold).
+    pub fn name(&self, idx: usize) -> &str {
+        self.tools.get(idx).map_or("", |t| t.name.as_str())
+    }
+
     /// Whether the catalog has tool vectors (the dense channel can rank).
     pub fn has_vectors(&self) -> bool {
         self.vectors.is_some()

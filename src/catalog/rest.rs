@@ -14,15 +14,20 @@ use super::deps::Found;
 use crate::model::{Tool, Upstream};
 use std::collections::HashMap;
 
-/// A URL's host and its path segments, lowercase, path parameters as
-/// `{}` (`https://api.x.com/v1/pets/{id}` -> ("api.x.com", [v1, pets, {}])).
-fn route(url: &str) -> (String, Vec<String>) {
+/// A URL's host and its path segments as written.
+fn split(url: &str) -> (&str, Vec<&str>) {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
     let path = path.split(['?', '#']).next().unwrap_or("");
-    let segments = path
-        .split('/')
-        .filter(|s| !s.is_empty())
+    (host, path.split('/').filter(|s| !s.is_empty()).collect())
+}
+
+/// A URL's host and its path segments, lowercase, path parameters as
+/// `{}` (`https://api.x.com/v1/pets/{id}` -> ("api.x.com", [v1, pets, {}])).
+fn route(url: &str) -> (String, Vec<String>) {
+    let (host, raw) = split(url);
+    let segments = raw
+        .into_iter()
         .map(|s| {
             if s.starts_with('{') && s.ends_with('}') {
                 "{}".to_string()
@@ -232,14 +237,7 @@ impl Routes {
             return Vec::new();
         };
         let placeholder = format!("{{{param}}}");
-        let raw: Vec<&str> = url
-            .split_once("://")
-            .map_or(url, |(_, r)| r)
-            .split('/')
-            .skip(1)
-            .filter(|s| !s.is_empty())
-            .collect();
-        let Some(at) = raw.iter().position(|s| *s == placeholder) else {
+        let Some(at) = split(url).1.iter().position(|s| *s == placeholder) else {
             return Vec::new();
         };
         let (host, segments) = route(url);

@@ -97,7 +97,6 @@ impl Engine {
         vector: Option<Vec<f32>>,
         limit: Option<usize>,
     ) -> Result<SearchResponse> {
-        bounded(req.context.as_deref(), MAX_TEXT, Field::SearchContext)?;
         let snap = self.snapshot();
         let access = self.access(&snap, &req.caller)?;
         let limit = limit.unwrap_or_else(|| snap.catalog.len().max(1));
@@ -140,6 +139,7 @@ impl Engine {
     ) -> Result<SearchResponse> {
         bounded(Some(&req.text), MAX_TEXT, Field::SearchText)?;
         bounded(req.verb.as_deref(), MAX_VERB, Field::SearchVerb)?;
+        bounded(req.context.as_deref(), MAX_TEXT, Field::SearchContext)?;
         if req.text.trim().is_empty() && req.verb.as_deref().is_none_or(|v| v.trim().is_empty()) {
             return Err(Error::invalid_field(
                 Field::SearchText,

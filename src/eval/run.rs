@@ -82,12 +82,6 @@ pub fn engine_for(
     Ok(engine)
 }
 
-/// The request text for a query: the query alone (its `context` goes in
-/// the request's `context`, as a planner passes it).
-fn request_text(q: &EvalQuery) -> String {
-    q.query.clone()
-}
-
 /// How the reference hybrid is named in reports.
 pub const RRF_LABEL: &str = "rrf";
 /// How deep each list the reference hybrid fuses goes.
@@ -134,7 +128,7 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
         .iter()
         .any(|m| matches!(m, Mode::Joint | Mode::Dense));
     let vectors: HashMap<String, Vec<f32>> = if needs_dense {
-        let texts: Vec<String> = queries.iter().map(request_text).collect();
+        let texts: Vec<String> = queries.iter().map(|q| q.query.clone()).collect();
         match engine.embed_queries(&texts)? {
             Some(vs) => queries.iter().map(|q| q.id.clone()).zip(vs).collect(),
             None => HashMap::new(),
@@ -150,7 +144,7 @@ pub fn run_on(engine: &Engine, spec: &RunSpec) -> Result<Vec<Report>> {
     };
     let search = |q: &EvalQuery, mode: Mode, dependencies: bool, context: bool, limit: usize| {
         let req = SearchRequest {
-            text: request_text(q),
+            text: q.query.clone(),
             mode,
             limit,
             candidates: match spec.setting {
@@ -233,7 +227,7 @@ pub fn dump_features(
         .filter(|q| spec.setting == Setting::Global || q.candidates.is_some())
         .cloned()
         .collect();
-    let texts: Vec<String> = queries.iter().map(request_text).collect();
+    let texts: Vec<String> = queries.iter().map(|q| q.query.clone()).collect();
     let vectors = engine.embed_queries(&texts)?;
     let mut written = 0;
     for (i, q) in queries.iter().enumerate() {

@@ -249,7 +249,7 @@ fn proper_nouns(
 }
 
 /// Longest prefix of `text` of at most `max` bytes ending on a char boundary.
-fn truncate(text: &str, max: usize) -> &str {
+pub(crate) fn truncate(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

@@ -145,14 +145,19 @@ struct Scores<'r, 'd> {
 
 impl Scores<'_, '_> {
     fn details(&self, idx: usize) -> ScoreDetails {
+        self.read(idx, ScoreDetails::clone)
+    }
+
+    /// Reads tool `idx`'s details in place (worked out once).
+    fn read<T>(&self, idx: usize, f: impl FnOnce(&ScoreDetails) -> T) -> T {
         if let Some(&j) = self.own.get(&idx) {
-            return self.ranked[j].details.clone();
+            return f(&self.ranked[j].details);
         }
-        self.scored
+        f(self
+            .scored
             .borrow_mut()
             .entry(idx)
-            .or_insert_with(|| (self.details)(idx))
-            .clone()
+            .or_insert_with(|| (self.details)(idx)))
     }
 
     /// A tool's own confidence (0 when the ranking did not keep it) and
@@ -167,12 +172,13 @@ impl Scores<'_, '_> {
     /// How much the request supports a tool, in [0, 1]: 1 when it names
     /// it, else its fused score against the top match's.
     fn support(&self, idx: usize) -> f32 {
-        let d = self.details(idx);
-        if d.exact_name {
-            1.0
-        } else {
-            (d.fused / self.best).clamp(0.0, 1.0)
-        }
+        self.read(idx, |d| {
+            if d.exact_name {
+                1.0
+            } else {
+                (d.fused / self.best).clamp(0.0, 1.0)
+            }
+        })
     }
 }
 
@@ -194,10 +200,7 @@ struct Notes {
 
 impl<'c> Chooser<'c, '_, '_> {
     fn name(&self, idx: usize) -> String {
-        self.catalog
-            .tools()
-            .get(idx)
-            .map_or_else(String::new, |t| t.name.clone())
+        self.catalog.name(idx).to_string()
     }
 
     /// Tool `at`'s edges to walk: those without a parameter, and for each
@@ -281,15 +284,14 @@ impl Notes {
     /// running order, with the parameter it feeds and its alternatives,
     /// and the parameters the request gives.
     fn plan(self, catalog: &Catalog, walked: &[Prerequisite<'_>], idx: usize) -> Plan {
-        let name = |i: usize| catalog.tools().get(i).map_or("", |t| t.name.as_str());
         let alternatives = self.alternatives;
         let steps = catalog
             .running_order_of(idx, walked)
             .into_iter()
             .filter_map(|i| walked.iter().find(|p| p.idx == i))
             .map(|p| PlanStep {
-                tool: name(p.idx).to_string(),
-                feeds: name(p.of).to_string(),
+                tool: catalog.name(p.idx).to_string(),
+                feeds: catalog.name(p.of).to_string(),
                 parameter: p.edge.facts.parameter.clone(),
                 alternatives: alternatives
                     .iter()
@@ -307,8 +309,7 @@ impl Notes {
 
 /// The `prerequisite_of` record of one listed prerequisite.
 fn explain(catalog: &Catalog, p: &Prerequisite<'_>) -> PrerequisiteOf {
-    let name = |i: usize| catalog.tools().get(i).map_or("", |t| t.name.as_str());
-    let tool = name(p.of).to_string();
+    let tool = catalog.name(p.of).to_string();
     let edge = p.edge;
     let mut facts = vec![match edge.provenance {
         Provenance::Curated => "declared".to_string(),

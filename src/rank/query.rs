@@ -22,11 +22,11 @@ pub(crate) struct Query {
     pub evidence: Vec<Mention>,
     /// Where `evidence` came from.
     pub sources: Sources,
-    /// What the conversation adds that the request lacks: the surfaces of
-    /// the things it is about (`recipe`, `cuisine`), and whether the
-    /// request states its own verb.
-    pub context_things: Vec<String>,
+    /// The request states its own verb.
     pub has_verb: bool,
+    /// How little the request says itself (see [`brevity`]; 0 outside a
+    /// conversation).
+    pub brevity: f32,
     /// A short request with its own verb in a conversation, with the
     /// things the conversation is about: "delete it (message)". What the
     /// dense channel reads instead of `text` (BM25 reads the request: the
@@ -144,7 +144,7 @@ impl Query {
         Self {
             mode,
             has_verb: all_mentions.iter().any(|m| m.kind == MentionKind::Verb),
-            context_things: Vec::new(),
+            brevity: 0.0,
             with_things: None,
             sources: Sources::request(verb_mentions.len()),
             evidence: all_mentions.clone(),
@@ -185,18 +185,23 @@ impl Query {
                 _ => false,
             })
             .collect();
+        self.brevity = brevity(&self.text);
         self.sources = Sources {
             explicit: self.verb_mentions.len(),
             context_from: self.evidence.len(),
-            context_weight: context_weight(&self.text, has_verb),
+            context_weight: context_weight(self.brevity, has_verb),
         };
+        // The things the conversation is about that the request does not
+        // name (`recipe`, `cuisine`).
+        let mut things: Vec<&str> = Vec::new();
         for m in added.iter().filter(|m| m.kind != MentionKind::Verb) {
-            if !self.context_things.contains(&m.surface)
+            if !things.contains(&m.surface.as_str())
                 && !self.all_mentions.iter().any(|o| o.surface == m.surface)
             {
-                self.context_things.push(m.surface.clone());
+                things.push(&m.surface);
             }
         }
+        let things = things.join(", ");
         self.evidence.extend(added);
         // A request with its own verb that points back at something and
         // names nothing itself ("delete it", "create that one") reads as
@@ -206,9 +211,7 @@ impl Query {
             .all_mentions
             .iter()
             .any(|m| matches!(m.kind, MentionKind::Entity | MentionKind::Brand));
-        if has_verb && !names_a_thing && points_back(&self.text) && !self.context_things.is_empty()
-        {
-            let things = self.context_things.join(", ");
+        if has_verb && !names_a_thing && points_back(&self.text) && !things.is_empty() {
             self.with_things = Some(format!("{} ({things})", self.text));
         }
         self
@@ -218,10 +221,7 @@ impl Query {
     /// Paris?", "and for next week?"): the conversation's last tool is
     /// likely what it asks for again.
     pub fn is_bare_follow_up(&self) -> bool {
-        let short = CONTEXT_MIN + 0.6 * (CONTEXT_MAX - CONTEXT_MIN);
-        self.sources.context_from != usize::MAX
-            && !self.has_verb
-            && self.sources.context_weight >= short - 1e-6
+        self.sources.context_from != usize::MAX && !self.has_verb && self.brevity >= 0.6
     }
 
     /// How much more than usual the graph channel weighs: in a follow-up
@@ -283,22 +283,28 @@ const CONTEXT_MAX: f32 = 0.8;
 const CONTEXT_MAX_WITH_VERB: f32 = 0.5;
 const CONTEXT_MIN: f32 = 0.05;
 
-/// How much the conversation so far weighs against the request itself,
-/// in [`CONTEXT_MIN`, `CONTEXT_MAX`]: a follow-up of one or two words that
-/// name something leans on the earlier turns; a request of seven or more
-/// says what it wants by itself.
-pub(crate) fn context_weight(text: &str, has_verb: bool) -> f32 {
+/// How little a request says itself, in [0, 1]: 1 for one or two words
+/// that name something ("delete it", "what about Paris?"), 0 for seven or
+/// more.
+fn brevity(text: &str) -> f32 {
     let words = crate::lexical::tokenize(text)
         .into_iter()
         .filter(|t| !crate::lexical::is_stopword(t) && !FOLLOW_UP_WORDS.contains(&t.as_str()))
         .count();
-    let short = ((7.0 - words as f32) / 5.0).clamp(0.0, 1.0);
+    ((7.0 - words as f32) / 5.0).clamp(0.0, 1.0)
+}
+
+/// How much the conversation so far weighs against a request of this
+/// [`brevity`], in [`CONTEXT_MIN`, `CONTEXT_MAX`]: a bare follow-up leans
+/// on the earlier turns; a request that says what it wants by itself
+/// hardly.
+fn context_weight(brevity: f32, has_verb: bool) -> f32 {
     let max = if has_verb {
         CONTEXT_MAX_WITH_VERB
     } else {
         CONTEXT_MAX
     };
-    CONTEXT_MIN + (max - CONTEXT_MIN) * short
+    CONTEXT_MIN + (max - CONTEXT_MIN) * brevity
 }
 
 /// The bytes of the conversation the dense channel embeds: its end (the

@@ -24,13 +24,17 @@ enum Wants {
     Year,
 }
 
-/// What a parameter called `name` takes (`None`: nothing a request's
-/// value says for sure, such as `name` or `language`).
-fn wants(name: &str) -> Option<Wants> {
-    let words: Vec<String> = split_identifier(name)
+/// A parameter name's words, lowercase (`orderId` -> order, id).
+fn name_words(name: &str) -> Vec<String> {
+    split_identifier(name)
         .into_iter()
         .map(|w| w.to_lowercase())
-        .collect();
+        .collect()
+}
+
+/// What a parameter named by `words` takes (`None`: nothing a request's
+/// value says for sure, such as `name` or `language`).
+fn wants(words: &[String]) -> Option<Wants> {
     let has = |any: &[&str]| words.iter().any(|w| any.contains(&w.as_str()));
     let last = words.last().map_or("", String::as_str);
     Some(if has(&["email", "mail", "e-mail"]) {
@@ -86,11 +90,8 @@ impl<'q> Supplied<'q> {
         {
             // A parameter the tool does not have is nothing the request gives.
             tool.params.iter().find(|p| p.name == name)?;
-            let words: Vec<String> = split_identifier(name)
-                .into_iter()
-                .map(|w| w.to_lowercase())
-                .collect();
-            values.push(self.value(wants(name)?, &words)?);
+            let words = name_words(name);
+            values.push(self.value(wants(&words)?, &words)?);
         }
         (!values.is_empty()).then(|| values.join(", "))
     }

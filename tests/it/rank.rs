@@ -529,19 +529,10 @@ fn an_oversized_context_is_refused_by_name() {
 
 #[test]
 fn a_bare_follow_up_lifts_the_tool_the_conversation_called() {
+    let ask = |text: &str| with_context(text, None, Some("dinner-3"));
     let caller = toolgraph::Caller {
         session: Some("dinner-3".into()),
         ..Default::default()
-    };
-    let ask = |text: &str| {
-        real()
-            .search(&SearchRequest {
-                text: text.into(),
-                caller: caller.clone(),
-                limit: 5,
-                ..SearchRequest::default()
-            })
-            .unwrap()
     };
     let first = ask("Book a table for two at Nopa tonight");
     assert_eq!(first.matches[0].tool, "restaurant_table_reserve");

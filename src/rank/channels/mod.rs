@@ -530,7 +530,7 @@ fn earlier(runs: &[Run<'_>], a: PathId, b: PathId) -> bool {
 /// Fills in the human-readable form of the paths of tool `idx`:
 /// `"Southwest" -> Southwest ~1 hop(s)~ airline <-[acts on]- tool`.
 pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
-    let tool = catalog.tools().get(idx).map_or("", |t| t.name.as_str());
+    let tool = catalog.name(idx);
     for p in paths.iter_mut().filter(|p| p.explain.is_empty()) {
         let node = catalog.label(&p.node);
         let earlier = if p.from_context { "earlier turn: " } else { "" };
