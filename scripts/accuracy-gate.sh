@@ -27,20 +27,19 @@ run "${floors[@]}" --tools $D/metatool/tools.jsonl --queries $D/metatool/queries
 # every MetaTool query with candidates (1,492): in a 400 sample only 35 had
 # them, so one query (0.029) was over the 0.02 bound
 run "${floors[@]}" --tools $D/metatool/tools.jsonl --queries $D/metatool/queries.jsonl --candidates
-run --mode joint --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_reliability.jsonl --candidates --sample 300
+run "${floors[@]}" --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_reliability.jsonl --candidates --sample 300
 run "${floors[@]}" --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_awareness.jsonl --sample 400
 run "${floors[@]}" --tools $D/bfcl_multiple/tools.jsonl --queries $D/bfcl_multiple/queries.jsonl --candidates --sample 500
 run "${floors[@]}" --tools $D/sealtools/tools.jsonl --queries $D/sealtools/queries.jsonl --sample 400
-# dependency-labelled: the plain run and the dependency-aware one (MODE+deps).
-# Known miss of the joint floor (issue 41): tag deps-7+, joint 0.280 vs
-# dense 0.285; the floors are not asserted here until it is fixed.
-run --mode all --tools $D/toollinkos/tools.jsonl --queries $D/toollinkos/queries.jsonl --dependencies --sample 500
+# dependency-labelled: the plain run and the dependency-aware one (MODE+deps),
+# every tag held to the floors (deps-7+ included: a request naming one
+# airline no longer fills the top ten with the other airlines' twins).
+run "${floors[@]}" --tools $D/toollinkos/tools.jsonl --queries $D/toollinkos/queries.jsonl --dependencies --sample 500
 # the same requests over declared alternative producers (29 logins make a
 # session): +deps must not cost ranking quality
-run --mode joint --floors --tools $D/toollinkos_alternatives/tools.jsonl --queries $D/toollinkos_alternatives/queries.jsonl --dependencies --sample 500
+run "${floors[@]}" --tools $D/toollinkos_alternatives/tools.jsonl --queries $D/toollinkos_alternatives/queries.jsonl --dependencies --sample 500
 # multi-turn follow-ups (benches/datasets/multiturn.py): the conversation as
-# context must beat the current turn alone by 0.03. Known miss of the joint
-# floor on Seal-Tools' followup-new-verb tag (joint 0.841 vs graph 0.858).
-run --mode all --floors --compare-context --context-gain 0.03 --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_multiturn.jsonl
-run --mode joint --compare-context --context-gain 0.03 --tools $D/sealtools/tools.jsonl --queries $D/sealtools/queries_multiturn.jsonl
+# context must beat the current turn alone by 0.03, and joint every channel.
+run "${floors[@]}" --compare-context --context-gain 0.03 --tools $D/metatool/tools.jsonl --queries $D/metatool/queries_multiturn.jsonl
+run "${floors[@]}" --compare-context --context-gain 0.03 --tools $D/sealtools/tools.jsonl --queries $D/sealtools/queries_multiturn.jsonl
 echo "accuracy gate passed"

@@ -51,6 +51,8 @@ pub(crate) struct Paths {
     broader: HashMap<String, Vec<String>>,
     narrower: HashMap<String, Vec<String>>,
     instance_of: HashMap<String, Vec<String>>,
+    /// A class's instances (the inverse of `instance_of`).
+    instances: HashMap<String, Vec<String>>,
     /// Both directions.
     siblings: HashMap<String, Vec<String>>,
 }
@@ -100,6 +102,7 @@ impl Paths {
             broader: pairs(&facts.broader, false),
             narrower: pairs(&facts.broader, true),
             instance_of: pairs(&facts.instance_of, false),
+            instances: pairs(&facts.instance_of, true),
             ..Paths::default()
         };
         let mut siblings = facts.siblings.clone();
@@ -186,6 +189,14 @@ impl Paths {
         }
         emit(&self.mentions, node, Relation::Mentions, 0, &[]);
         emit(&self.param, node, Relation::Parameter, 0, &[]);
+        // negative evidence: another instance of the named instance's
+        // class, for tools not acting on the named one
+        let on_node = self.acts_on.get(node).map_or(&[][..], Vec::as_slice);
+        for cls in list(&self.instance_of, node) {
+            for via in list(&self.instances, cls).iter().filter(|&v| v != node) {
+                emit(&self.acts_on, via, Relation::Rival, 1, on_node);
+            }
+        }
         // negative evidence: a sibling of the class (or of the instance's
         // class), for tools not acting on the class itself
         for cls in std::iter::once(node).chain(parents().map(String::as_str)) {
@@ -355,7 +366,7 @@ mod tests {
             relations.extend(expected.iter().map(|k| k.2));
         }
         // every relation of the query is exercised, not just the direct ones
-        assert_eq!(relations.len(), 8, "{relations:?}");
+        assert_eq!(relations.len(), 9, "{relations:?}");
         assert!(total > 1000, "{total} paths");
         // several nodes at once, and a scope that hides every other tool
         let mut half = Scope::none(tools.len());

@@ -10,7 +10,7 @@
 //!   [`Constellation::new_verbs`]. The first word of a multi-word name is
 //!   the verb slot unless it is an entity or brand: it never becomes a term;
 //! - entities: name terms 1.0 × (0.6 inside a domain prefix), brand classes
-//!   0.9, open-vocabulary name nouns 0.8 (compounds 0.9); the description's
+//!   0.9 and the brand instance itself (at most 0.85, so never primary), open-vocabulary name nouns 0.8 (compounds 0.9); the description's
 //!   first entity after its verb 0.8, other description entities 0.7,
 //!   description values 0.5, the description's object noun as an open term
 //!   0.5 (only when nothing else was found); parameter names 0.4, parameter
@@ -183,6 +183,10 @@ impl Parts<'_> {
     }
 }
 
+/// The most a brand instance link weighs: below the 0.9 a primary entity
+/// needs, so the tool still acts primarily on the brand's class.
+const BRAND_INSTANCE_MAX: f32 = 0.85;
+
 /// Entity links (and brand domains) carried by one mention. `w` scales
 /// entity and value weights; `brand_domain` is the brand's domain weight.
 fn add_mention_entities(
@@ -203,6 +207,12 @@ fn add_mention_entities(
             // iris: [brand, class, …]: the classes are what the tool acts on.
             for r in m.iris.iter().filter(|r| r.iri.starts_with(vocab::ENT)) {
                 entities.add(&r.iri, &label_of(x, &r.iri), w * r.weight);
+            }
+            // and the brand itself, so a request naming it prefers this
+            // tool to another brand's twin (never the primary entity).
+            for r in m.iris.iter().filter(|r| r.iri.starts_with(vocab::BRAND)) {
+                let weight = (w * r.weight).min(BRAND_INSTANCE_MAX);
+                entities.add(&r.iri, &label_of(x, &r.iri), weight);
             }
             if brand_domain > 0.0
                 && let Some(iri) = vocab::mint(vocab::DOMAIN, &m.value)

@@ -136,6 +136,15 @@ fn brands_link_their_class_and_domain() {
     );
     assert!(iris(&c.entities).contains(&format!("{ENT}Airline").as_str()));
     assert!(iris(&c.entities).contains(&format!("{ENT}Flight").as_str()));
+    // the brand itself, below its class (a request naming Southwest prefers
+    // this tool to another airline's twin; Airline stays what it acts on)
+    let brand = format!("{}southwest", vocab::BRAND);
+    let link = c
+        .entities
+        .iter()
+        .find(|l| l.iri == brand)
+        .expect("brand link");
+    assert!(link.weight <= 0.85 && link.weight >= 0.5, "{link:?}");
     assert!(iris(&c.domains).contains(&format!("{}southwest", vocab::DOMAIN).as_str()));
     assert_eq!(iris(&c.verbs), [format!("{VERB}book")]);
 }

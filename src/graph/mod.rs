@@ -90,6 +90,11 @@ pub enum Relation {
     /// The tool acts on a sibling of the requested class and not on the class
     /// itself: negative evidence (Restaurant requested, Airline tool).
     Sibling,
+    /// The request names an instance (a brand) and the tool acts on another
+    /// instance of its class, not on the named one: negative evidence that
+    /// outweighs the class the two share (Lufthansa requested, Delta's
+    /// flight-status tool).
+    Rival,
 }
 
 /// One graph path from a request node to a tool.

@@ -207,10 +207,9 @@ impl Query {
         // names nothing itself ("delete it", "create that one") reads as
         // itself plus the things the conversation is about ("delete it
         // (message)"): its verb stays the one that counts.
-        let names_a_thing = self
-            .all_mentions
-            .iter()
-            .any(|m| matches!(m.kind, MentionKind::Entity | MentionKind::Brand));
+        let names_a_thing = self.all_mentions.iter().any(|m| {
+            matches!(m.kind, MentionKind::Entity | MentionKind::Brand) && !is_follow_up_word(m)
+        });
         if has_verb && !names_a_thing && points_back(&self.text) && !things.is_empty() {
             self.with_things = Some(format!("{} ({things})", self.text));
         }
@@ -269,11 +268,21 @@ fn points_back(text: &str) -> bool {
         .any(|t| POINTING_BACK.contains(&t.as_str()))
 }
 
-/// Words of a follow-up that name nothing ("now do the same again").
+/// Words of a follow-up that name nothing ("now do the same again",
+/// "great, next delete it"), even where a catalog mints a term of one
+/// ("Next", "one").
 const FOLLOW_UP_WORDS: &[&str] = &[
-    "actually", "again", "also", "another", "as", "just", "let", "lets", "now", "ok", "okay",
-    "one", "same", "too", "instead", "its", "there", "us", "well", "yes",
+    "actually", "again", "also", "another", "as", "great", "just", "let", "lets", "next", "now",
+    "ok", "okay", "one", "perfect", "please", "same", "thanks", "then", "too", "instead", "its",
+    "there", "us", "well", "yes",
 ];
+
+/// A mention made only of [`FOLLOW_UP_WORDS`] ("Next", "the same one").
+fn is_follow_up_word(m: &Mention) -> bool {
+    crate::lexical::tokenize(&m.surface)
+        .iter()
+        .all(|t| crate::lexical::is_stopword(t) || FOLLOW_UP_WORDS.contains(&t.as_str()))
+}
 
 /// The weight of the conversation against the request at most (a bare
 /// follow-up: "what about Paris?"; one that states its own verb, "delete
@@ -333,4 +342,34 @@ fn tail(text: &str, max: usize) -> &str {
 pub(crate) fn context_text(context: Option<&str>) -> Option<String> {
     let c = tail(context?.trim(), CONTEXT_EMBED_BYTES);
     (!c.is_empty()).then(|| c.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mention(surface: &str) -> Mention {
+        Mention {
+            start: 0,
+            end: surface.len(),
+            kind: MentionKind::Entity,
+            surface: surface.to_string(),
+            value: surface.to_lowercase(),
+            iris: Vec::new(),
+        }
+    }
+
+    /// "Great. Next, delete it." names nothing, though a catalog may mint
+    /// a term `next` (Seal-Tools does): it still reads as pointing back.
+    #[test]
+    fn discourse_words_are_not_things() {
+        for w in ["Next", "the same one", "Great", "please"] {
+            assert!(is_follow_up_word(&mention(w)), "{w}");
+        }
+        for w in ["message", "next invoice", "Paris"] {
+            assert!(!is_follow_up_word(&mention(w)), "{w}");
+        }
+        assert!(points_back("Great. Next, delete it."));
+        assert!(points_back("OK, download the same one."));
+    }
 }

@@ -559,3 +559,85 @@ fn a_bare_follow_up_lifts_the_tool_the_conversation_called() {
             .all(|m| m.details.conversation_boost.is_none())
     );
 }
+
+/// A request naming one brand prefers that brand's tool, then a tool for
+/// any brand, and counts another brand's twin against itself: the twin's
+/// explanation says why (imported tools link the brand their text names;
+/// the store admits the link).
+#[test]
+fn another_brands_twin_is_evidence_against() {
+    let engine = engine_with(Embeddings::Model(toolgraph::embed::default_model_dir()));
+    let tool = |id: &str, description: &str| {
+        serde_json::json!({
+            "id": id, "name": id, "description": description,
+            "parameters": {"type": "object", "properties": {
+                "flight_number": {"type": "string", "description": "The flight number"}},
+                "required": ["flight_number"]}
+        })
+        .to_string()
+    };
+    let jsonl = [
+        tool(
+            "lufthansa_view_flight_status",
+            "Provides Lufthansa users real-time updates on the status of a flight.",
+        ),
+        tool(
+            "delta_view_flight_status",
+            "Provides Delta users real-time updates on the status of a flight.",
+        ),
+        tool(
+            "view_flight_status",
+            "Real-time updates on the status of any airline's flight.",
+        ),
+    ]
+    .join("\n");
+    engine
+        .register_text(
+            Some("airlines.jsonl"),
+            &jsonl,
+            Some(toolgraph::import::Format::Jsonl),
+        )
+        .unwrap();
+    let r = engine
+        .search(&SearchRequest {
+            text: "Is my Lufthansa flight LH400 on time?".into(),
+            explain: true,
+            limit: 10,
+            ..SearchRequest::default()
+        })
+        .unwrap();
+    let rank = |id: &str| r.matches.iter().position(|m| m.tool == id);
+    let names: Vec<&str> = r.matches.iter().map(|m| m.tool.as_str()).collect();
+    assert_eq!(rank("lufthansa_view_flight_status"), Some(0), "{names:?}");
+    let (any, twin) = (rank("view_flight_status"), rank("delta_view_flight_status"));
+    assert!(any.is_some() && (twin.is_none() || any < twin), "{names:?}");
+    let delta = r
+        .matches
+        .iter()
+        .find(|m| m.tool == "delta_view_flight_status");
+    if let Some(delta) = delta {
+        let against: Vec<&toolgraph::rank::GraphPath> = delta
+            .details
+            .paths
+            .iter()
+            .filter(|p| p.relation == toolgraph::graph::Relation::Rival)
+            .collect();
+        assert!(
+            against.iter().any(|p| p.weight < 0.0
+                && p.mention == "Lufthansa"
+                && p.explain.contains("actsOn another")),
+            "{:#?}",
+            delta.details.paths
+        );
+        // the shared class does not count for it from the same mention
+        assert!(
+            !delta
+                .details
+                .paths
+                .iter()
+                .any(|p| p.mention == "Lufthansa" && p.weight > 0.0),
+            "{:#?}",
+            delta.details.paths
+        );
+    }
+}

@@ -333,6 +333,7 @@ impl OxigraphStore {
                 "mentions" => Relation::Mentions,
                 "parameter" => Relation::Parameter,
                 "sibling" => Relation::Sibling,
+                "rival" => Relation::Rival,
                 _ => continue,
             };
             hits.push(GraphHit {

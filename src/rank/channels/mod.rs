@@ -90,6 +90,10 @@ struct Slot {
     mention: u32,
     positive: Strongest,
     negative: Strongest,
+    /// The mention names another instance than the one the tool acts on
+    /// ([`Relation::Rival`]): its positive paths (through the class the
+    /// two share) do not count, its negative one does.
+    rival: bool,
 }
 
 /// One path that counts for a tool, as found.
@@ -255,6 +259,7 @@ fn relation_weight(rel: Relation, hops: u8) -> f32 {
         Relation::Parameter => 0.5,
         Relation::Mentions => 0.4,
         Relation::Sibling => -0.8,
+        Relation::Rival => -0.8,
     }
 }
 
@@ -268,6 +273,7 @@ fn relation_verb(rel: Relation) -> &'static str {
         Relation::Mentions => "mentions",
         Relation::Parameter => "parameter",
         Relation::Sibling => "actsOn sibling",
+        Relation::Rival => "actsOn another",
     }
 }
 
@@ -413,8 +419,10 @@ impl<'a> GraphScores<'a> {
                 if self.slot_of.is_empty() {
                     self.slot_of = vec![0; catalog.tools().len()];
                 }
+                let rival = run.relation == Relation::Rival;
                 for (tool, extracted) in run.tools_in(w.scope) {
-                    self.offer(tool, PathId::new(id, extracted), weight, w.walked, touched);
+                    let path = PathId::new(id, extracted);
+                    self.offer(tool, path, weight, w.walked, touched, rival);
                 }
             });
         }
@@ -432,6 +440,7 @@ impl<'a> GraphScores<'a> {
         weight: f32,
         walked: u32,
         touched: &mut Vec<usize>,
+        rival: bool,
     ) {
         let Some(at) = self.slot_of.get_mut(tool) else {
             return;
@@ -443,6 +452,7 @@ impl<'a> GraphScores<'a> {
                 mention: 0,
                 positive: Strongest::NONE,
                 negative: Strongest::NONE,
+                rival: false,
             });
             // (Fewer slots than catalog tools.)
             *at = self.slots.len() as u32;
@@ -455,8 +465,10 @@ impl<'a> GraphScores<'a> {
             s.mention = walked;
             s.positive = Strongest::NONE;
             s.negative = Strongest::NONE;
+            s.rival = false;
             touched.push(slot);
         }
+        s.rival |= rival;
         let best = if weight >= 0.0 {
             &mut s.positive
         } else {
@@ -486,13 +498,13 @@ impl<'a> GraphScores<'a> {
             };
             let tool = s.tool as usize;
             for (positive, found) in [(true, s.positive), (false, s.negative)] {
-                if found.path == PathId::NONE {
+                if found.path == PathId::NONE || (positive && s.rival) {
                     continue;
                 }
                 let t = &mut s.graph;
                 if positive {
                     matched.mark(t, tool, surface_id);
-                } else if matched.has(t, tool, surface_id) {
+                } else if !s.rival && matched.has(t, tool, surface_id) {
                     continue;
                 }
                 t.reached = true;

@@ -23,7 +23,8 @@ struct Expected {
 /// SPARQL query lists them (`Paths::candidates`, held to the query in
 /// `catalog::paths`): per mention and tool, the strongest positive path
 /// (the first listed of equal weights) and the strongest negative one
-/// unless the surface has a positive path to the tool.
+/// unless the surface has a positive path to the tool; a tool acting on
+/// another instance than the one named (a rival) keeps only its negative.
 fn reference(
     catalog: &Catalog,
     mentions: &[Mention],
@@ -57,8 +58,12 @@ fn reference(
         // tool -> (strongest positive, strongest negative)
         let mut best: BTreeMap<usize, [Option<(f32, &crate::catalog::paths::Hit)>; 2]> =
             BTreeMap::new();
+        let mut rivals: StdSet<usize> = StdSet::new();
         for r in &m.iris {
             for h in hits.iter().filter(|h| h.node == r.iri) {
+                if h.relation == Relation::Rival {
+                    rivals.insert(h.tool);
+                }
                 let rarity = match h.relation {
                     Relation::Verb | Relation::VerbBroader => 1.0,
                     _ => catalog.idf(h.via).sqrt(),
@@ -76,10 +81,14 @@ fn reference(
         for (tool, [positive, negative]) in best {
             for (is_positive, found) in [(true, positive), (false, negative)] {
                 let Some((w, h)) = found else { continue };
+                let rival = rivals.contains(&tool);
+                if is_positive && rival {
+                    continue;
+                }
                 let pair = (tool, m.surface.clone());
                 if is_positive {
                     marked.insert(pair);
-                } else if marked.contains(&pair) {
+                } else if !rival && marked.contains(&pair) {
                     continue;
                 }
                 let e = out.entry(tool).or_default();
