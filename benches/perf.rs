@@ -19,6 +19,12 @@
 //!   10k ratios divide by the floor taken beside the 10k searches; the
 //!   floor taken back to back after the 1k run is reported beside it.
 //!
+//! Multi-step requests (`perf/multistep.rs`): Seal-Tools' requests that
+//! split into steps, each search against the embedding of the same
+//! request's texts (the faster of one at a time and the whole alone plus
+//! the steps in one batch). Paced traffic (`perf/paced.rs`): at 10k, fresh
+//! requests in alternating blocks, back to back and 5 ms apart.
+//!
 //! And registration throughput: 2,000 new tools registered into an engine
 //! holding the ontology (parse, constellations, store write, snapshot,
 //! embeddings) against the raw embedding throughput of the same tools' texts.
@@ -51,12 +57,18 @@ use tracing_subscriber::layer::SubscriberExt;
 
 mod common;
 use common::root;
+#[path = "perf/multistep.rs"]
+mod multistep;
+#[path = "perf/paced.rs"]
+mod paced;
 
 /// The allocator the `toolgraph` binary uses (see src/main.rs).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const QUERIES: usize = 500;
+/// The smoke run's one catalog size.
+const SMOKE_TOOLS: usize = 200;
 
 fn main() {
     toolgraph::alloc::keep_freed_memory();
@@ -70,7 +82,7 @@ fn main() {
         .filter(|_| !smoke)
         .unwrap_or_else(|| {
             if smoke {
-                "200".into()
+                SMOKE_TOOLS.to_string()
             } else {
                 "1000,10000,100000".into()
             }
@@ -183,6 +195,17 @@ fn run(
         eprintln!("perf: {n} tools: {size}");
         per_size.insert(n.to_string(), size);
     }
+    let steps = multistep::measure(model, smoke);
+    eprintln!("perf: multi-step: {steps}");
+    report.insert(
+        "multistep_p50_over_steps_embed_p50".into(),
+        steps["ratio"]["p50"].clone(),
+    );
+    report.insert(
+        "multistep_p99_over_steps_embed_p50".into(),
+        steps["ratio"]["p99"].clone(),
+    );
+    report.insert("multistep".into(), steps);
     let registration = if std::env::var_os("TOOLGRAPH_PERF_SKIP_REGISTRATION").is_some() {
         Value::Null
     } else {
@@ -231,6 +254,13 @@ fn ratios(
         per_size.get("100000").map_or(Value::Null, |s| {
             s["recall_at_10_vs_exact"]["joint"]["mean"].clone()
         }),
+    );
+    report.insert(
+        "paced_p50_over_back_to_back_p50".into(),
+        per_size
+            .values()
+            .find_map(|s| s["paced"]["paced_p50_over_back_to_back_p50"].as_f64())
+            .map_or(Value::Null, |r| json!(r)),
     );
     report.insert(
         "register_over_embed_throughput".into(),
@@ -312,6 +342,14 @@ fn measure_size(
         warm.extend(run_queries(&engine, &queries, None).0);
     }
     let warm_stages = stages.p50s();
+    // Paced against back to back at 10k (the smoke run: its one size).
+    let paced = if n == 10_000 || n == SMOKE_TOOLS {
+        let used: HashSet<String> = queries.iter().map(|(q, _)| q.clone()).collect();
+        let wanted = if n == 10_000 { 400 } else { 40 };
+        paced::measure(&engine, dir, n, &used, wanted)
+    } else {
+        Value::Null
+    };
     let against_exact = against_exact(&mut engine, &queries);
     let size = json!({
         "tools": engine.catalog_size(),
@@ -326,6 +364,7 @@ fn measure_size(
         "top1": round3(top1),
         "recall_at_10": round3(recall),
         "recall_at_10_vs_exact": against_exact,
+        "paced": paced,
     });
     (size, queries)
 }

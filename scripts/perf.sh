@@ -8,6 +8,8 @@
 #      query-embedding floor, registration vs raw embedding throughput;
 #   2. a 60 s loopback load test (benches/load.rs) against `toolgraph serve`
 #      on the 10k and the 100k store: QPS, p50/p99, errors, RSS before/after;
+#      plus Seal-Tools' multi-step requests against the embedding of their
+#      own texts, and 10k searches paced 5 ms apart against back to back;
 #   3. the Python peer (benches/peer.py: onnxruntime + numpy + rank-bm25) on
 #      the 10k catalog and the same queries, in the same run.
 # Usage: scripts/perf.sh            (TOOLGRAPH_PERF_SIZES=1000,10000 for a quick run;
@@ -119,7 +121,8 @@ peer = read("peer.json")
 report = {k: engine.get(k) for k in (
     "e2e_p50_over_embed_p50_10k", "e2e_p99_over_embed_p50_10k", "p50_100k_over_p50_1k",
     "register_over_embed_throughput", "reembedded_on_unchanged_reload",
-    "recall_at_10_vs_exact_100k")}
+    "recall_at_10_vs_exact_100k", "multistep_p50_over_steps_embed_p50",
+    "multistep_p99_over_steps_embed_p50", "paced_p50_over_back_to_back_p50")}
 measured = [l for l in load.values() if l]
 report["load_errors"] = sum(l["errors"] for l in measured) if measured else None
 report["load_rss_growth"] = max(l["rss_growth"] for l in measured) if measured else None

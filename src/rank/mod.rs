@@ -29,6 +29,12 @@ pub(crate) mod supplied;
 pub use confidence::{Calibration, CalibrationReport, ReliabilityBin, fit_calibration};
 pub use disambiguate::{Clarify, Contender};
 
+/// The texts a search embeds for a request: the whole (with the stated
+/// verb), then each step's when it splits into two or more (none else).
+pub fn texts_to_embed(text: &str, verb: Option<&str>) -> (String, Vec<String>) {
+    query::embedding_texts(text, verb, true)
+}
+
 use crate::graph::Relation;
 use serde::{Deserialize, Serialize};
 
