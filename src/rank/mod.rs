@@ -20,6 +20,7 @@ mod confidence;
 pub(crate) mod dense;
 mod disambiguate;
 pub(crate) mod fusion;
+pub(crate) mod payload;
 pub(crate) mod pipeline;
 mod prerequisites;
 pub(crate) mod query;

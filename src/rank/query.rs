@@ -3,6 +3,7 @@
 
 use super::Mode;
 use super::channels::Sources;
+use super::payload::{payload, without_payload};
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
 use crate::model::{Mention, MentionKind};
@@ -32,8 +33,12 @@ pub(crate) struct Query {
     /// dense channel reads instead of `text` (BM25 reads the request: the
     /// things' words only pulled it towards the earlier tool).
     pub with_things: Option<String>,
-    /// What the dense and lexical channels see: the verb's words, then the text.
+    /// What the dense and lexical channels see: the verb's words, then the
+    /// text (without a message's payload, see [`super::payload`]).
     pub text: String,
+    /// The verb's words, then the whole text as written: what the values a
+    /// request supplies are read from.
+    pub written: String,
     /// The steps of a multi-step request (empty for one intent).
     pub steps: Vec<Step>,
     /// Tools the request names exactly (identifier, quoted, or the whole request).
@@ -96,9 +101,9 @@ pub(crate) fn embedding_texts(
 ) -> (String, Vec<String>) {
     let steps = step_labels(text, split_steps)
         .into_iter()
-        .map(|(_, label)| with_verb(verb, label))
+        .map(|(_, label)| with_verb(verb, &without_payload(label)))
         .collect();
-    (with_verb(verb, text), steps)
+    (with_verb(verb, &without_payload(text)), steps)
 }
 
 impl Query {
@@ -122,6 +127,13 @@ impl Query {
         if let Some(v) = verb {
             exact.extend(catalog.name_index().find(v));
         }
+        // A message's payload ("… about the quarterly budget") is not what
+        // the tool acts on: no evidence, and not read by dense or BM25.
+        let said = payload(text);
+        let in_payload = |m: &Mention| {
+            said.as_ref()
+                .is_some_and(|p| m.start >= p.start && m.end <= p.end)
+        };
         let steps = step_labels(text, split_steps)
             .into_iter()
             .map(|(range, label)| {
@@ -130,10 +142,11 @@ impl Query {
                     text_mentions
                         .iter()
                         .filter(|m| m.start >= range.start && m.end <= range.end)
+                        .filter(|m| !in_payload(m))
                         .cloned(),
                 );
                 Step {
-                    text: with_verb(verb, label),
+                    text: with_verb(verb, &without_payload(label)),
                     label: label.to_string(),
                     mentions,
                 }
@@ -141,16 +154,19 @@ impl Query {
             .collect();
         let mut all_mentions = verb_mentions.clone();
         all_mentions.extend(text_mentions.iter().cloned());
+        let mut evidence = verb_mentions.clone();
+        evidence.extend(text_mentions.iter().filter(|m| !in_payload(m)).cloned());
         Self {
             mode,
             has_verb: all_mentions.iter().any(|m| m.kind == MentionKind::Verb),
             brevity: 0.0,
             with_things: None,
             sources: Sources::request(verb_mentions.len()),
-            evidence: all_mentions.clone(),
+            evidence,
             verb_mentions,
             all_mentions,
-            text: with_verb(verb, text),
+            text: with_verb(verb, &without_payload(text)),
+            written: with_verb(verb, text),
             steps,
             exact,
             dependencies: false,

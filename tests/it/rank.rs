@@ -641,3 +641,43 @@ fn another_brands_twin_is_evidence_against() {
         );
     }
 }
+
+/// What a message says is not what the tool acts on: the e-mail's subject
+/// (a budget) does not pull the budget tools above the e-mail ones, and
+/// the response still reports it among the request's mentions.
+#[test]
+fn a_messages_subject_does_not_pick_the_tool() {
+    let r = search(
+        real(),
+        None,
+        "Send an email to bob@example.com about the quarterly budget",
+        Mode::Joint,
+    );
+    let names: Vec<&str> = r.matches.iter().map(|m| m.tool.as_str()).collect();
+    assert!(
+        ["send_email", "email_send"].contains(&names[0]),
+        "{names:?}"
+    );
+    assert!(
+        r.mentions.iter().any(|m| m.surface == "budget"),
+        "{:?}",
+        r.mentions
+    );
+    // the top match's evidence is the message, not its subject
+    assert!(
+        r.matches[0]
+            .details
+            .paths
+            .iter()
+            .all(|p| p.mention != "budget"),
+        "{:#?}",
+        r.matches[0].details.paths
+    );
+    // the same words outside a message keep their weight
+    let r = search(real(), None, "Show me the quarterly budget", Mode::Joint);
+    assert!(
+        r.matches[0].tool.starts_with("budget_"),
+        "{:?}",
+        r.matches[0].tool
+    );
+}

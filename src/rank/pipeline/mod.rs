@@ -297,7 +297,7 @@ fn rank<'a>(
             explain(catalog, idx, &mut d.paths);
             d
         };
-        let request = Supplied::new(&query.text, &query.all_mentions);
+        let request = Supplied::new(&query.written, &query.all_mentions);
         prerequisites::place(
             catalog,
             scope,
