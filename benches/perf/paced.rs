@@ -13,7 +13,7 @@ use toolgraph::synth::SynthOptions;
 use toolgraph::{Engine, SearchRequest};
 
 use super::common::root;
-use super::{round3, summary};
+use super::{read_queries, round3, summary};
 
 /// The pause before each paced search.
 pub const PAUSE: Duration = Duration::from_millis(5);
@@ -80,12 +80,10 @@ fn fresh(dir: &Path, n: usize, used: &HashSet<String>, wanted: usize) -> Vec<Str
         )
         .unwrap_or_else(|e| panic!("{e}"));
     }
-    let text = std::fs::read_to_string(&queries).unwrap_or_else(|e| panic!("{e}"));
-    let mut seen = used.clone();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v["query"].as_str().map(str::to_string))
-        .filter(|q| seen.insert(q.clone()))
+    read_queries(&queries)
+        .into_iter()
+        .map(|(q, _)| q)
+        .filter(|q| !used.contains(q))
         .take(wanted)
         .collect()
 }

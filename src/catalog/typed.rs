@@ -23,13 +23,6 @@ const CHECK_WORDS: &[&str] = &["validate", "verify"];
 /// What a current-value tool's name says it tells.
 const NOW_WORDS: &[&str] = &["current", "today", "now"];
 
-fn words(name: &str) -> Vec<String> {
-    split_identifier(name)
-        .into_iter()
-        .map(|w| w.to_lowercase())
-        .collect()
-}
-
 /// The catalog's tools by the kinds of value they produce, indexed once.
 #[derive(Debug, Default)]
 pub(crate) struct TypedProducers {
@@ -46,7 +39,7 @@ impl TypedProducers {
     pub fn of(tools: &[Tool]) -> Self {
         let mut out = Self::default();
         for (j, t) in tools.iter().enumerate() {
-            let w = words(&t.name);
+            let w = split_identifier(&t.name);
             let has = |any: &[&str]| w.iter().any(|x| any.contains(&x.as_str()));
             let signs_in = has(LOGIN_WORDS)
                 || w.windows(2)
@@ -82,7 +75,7 @@ impl TypedProducers {
     /// The producers of parameter `param` of tool `consumer` its kind
     /// reveals, with a confidence and why.
     pub fn of_param(&self, tools: &[Tool], consumer: usize, param: &str) -> Found {
-        let p = words(param);
+        let p = split_identifier(param);
         let has = |w: &str| p.iter().any(|x| x == w);
         let last = p.last().map_or("", String::as_str);
         let mut out = Vec::new();
@@ -119,7 +112,7 @@ impl TypedProducers {
     /// The login of the consumer's service: the logins sharing the most
     /// service words with its name; none when no login shares one.
     fn login_for(&self, tools: &[Tool], consumer: usize) -> Found {
-        let own = words(&tools[consumer].name);
+        let own = split_identifier(&tools[consumer].name);
         let shared = |service: &[String]| service.iter().filter(|w| own.contains(w)).count();
         let best = self
             .logins

@@ -100,9 +100,9 @@ impl Engine {
         let snap = self.snapshot();
         let access = self.access(&snap, &req.caller)?;
         let limit = limit.unwrap_or_else(|| snap.catalog.len().max(1));
-        let Some(_) = &req.caller.session else {
+        if req.caller.session.is_none() {
             return self.search_in(&snap, access, req, vector, limit, None);
-        };
+        }
         // In a conversation: a search that brings no context gets its
         // earlier turns, and is remembered as the latest one.
         let key = self.session_key(&req.caller);

@@ -91,12 +91,12 @@ pub fn floors(reports: &[Report], tolerance: f64, context_gain: Option<f64>) -> 
 
 /// `joint` ≥ `joint/turn` + `gain`, overall, where the run compared them.
 pub fn context_floor(reports: &[Report], gain: Option<f64>) -> Vec<Shortfall> {
+    let Some(gain) = gain else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    if let Some(gain) = gain {
-        let mut gains = Vec::new();
-        below(reports, "joint", "joint/turn", gain, &mut gains);
-        out.extend(gains.into_iter().filter(|s| s.tag == "ALL"));
-    }
+    below(reports, "joint", "joint/turn", gain, &mut out);
+    out.retain(|s| s.tag == "ALL");
     out
 }
 

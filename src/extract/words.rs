@@ -1,5 +1,5 @@
-//! Small closed word lists: function words, common imperative verbs, and
-//! the verbs that make a tool read-only.
+//! Small closed word lists: function words, common imperative verbs, the
+//! verbs that make a tool read-only, and the words of a message.
 
 /// Function words: never proper nouns, never open-vocabulary terms.
 pub(crate) fn is_stop(w: &str) -> bool {
@@ -16,6 +16,19 @@ pub(crate) fn is_common_verb(lemma: &str) -> bool {
 pub(crate) fn is_read_verb(lemma: &str) -> bool {
     READ_VERBS.binary_search(&lemma).is_ok()
 }
+
+/// Words that make a request a message, whose clause after "about" is
+/// what it says, not what the tool acts on ("email", "text me", "remind").
+pub(crate) fn is_messaging(w: &str) -> bool {
+    MESSAGING.binary_search(&w).is_ok()
+}
+
+/// Sorted (checked by a test).
+const MESSAGING: &[&str] = &[
+    "alert", "announce", "dm", "e-mail", "email", "emails", "forward", "letter", "mail", "memo",
+    "message", "messages", "note", "notify", "ping", "post", "remind", "reply", "send", "sends",
+    "sms", "text", "tweet", "write",
+];
 
 /// Sorted (checked by a test).
 const STOP: &[&str] = &[
@@ -359,7 +372,7 @@ mod tests {
 
     #[test]
     fn lists_are_sorted() {
-        for l in [STOP, COMMON_VERBS, READ_VERBS] {
+        for l in [STOP, COMMON_VERBS, READ_VERBS, MESSAGING] {
             assert!(
                 l.windows(2).all(|w| w[0] < w[1]),
                 "{:?}",

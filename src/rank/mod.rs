@@ -255,8 +255,8 @@ pub struct ScoreDetails {
     pub conversation_boost: Option<GoalBoost>,
 }
 
-/// A goal's boost of one tool: the factor its fused score was multiplied
-/// by, and why.
+/// A boost of one tool (a goal's, or the conversation's last tool): the
+/// factor its fused score was multiplied by, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GoalBoost {
     pub factor: f32,

@@ -6,16 +6,9 @@
 //! is left out of the graph evidence and of what the dense and lexical
 //! channels read; the response's mentions and the supplied values keep it.
 
+use crate::extract::words::is_messaging;
 use std::borrow::Cow;
 use std::ops::Range;
-
-/// Words that make a request a message whose clause after a cue is its
-/// payload ("email", "text me", "post a tweet", "remind me").
-const MESSAGING: &[&str] = &[
-    "send", "sends", "email", "emails", "e-mail", "mail", "message", "messages", "text", "sms",
-    "notify", "post", "tweet", "reply", "forward", "write", "remind", "ping", "dm", "announce",
-    "alert", "memo", "note", "letter",
-];
 
 /// Where a message's payload starts (the cue itself is left out with it).
 const CUES: &[&str] = &[
@@ -57,7 +50,7 @@ pub(crate) fn payload(text: &str) -> Option<Range<usize>> {
     let before = &lower[..cue_at];
     let messaging = before
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .any(|w| MESSAGING.contains(&w));
+        .any(is_messaging);
     if !messaging {
         return None;
     }
@@ -73,7 +66,12 @@ pub(crate) fn payload(text: &str) -> Option<Range<usize>> {
 
 /// `text` without its payload clause (as it is without one).
 pub(crate) fn without_payload(text: &str) -> Cow<'_, str> {
-    match payload(text) {
+    cut(text, payload(text).as_ref())
+}
+
+/// `text` without `said` (its [`payload`]).
+pub(crate) fn cut<'t>(text: &'t str, said: Option<&Range<usize>>) -> Cow<'t, str> {
+    match said {
         Some(r) => Cow::Owned(format!("{}{}", &text[..r.start], &text[r.end..])),
         None => Cow::Borrowed(text),
     }

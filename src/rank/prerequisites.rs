@@ -274,7 +274,7 @@ impl<'c> Chooser<'c, '_, '_> {
         self.catalog.tools().get(idx).is_some_and(|t| {
             crate::extract::split_identifier(&t.name)
                 .first()
-                .is_some_and(|w| CHECKS.contains(&w.to_lowercase().as_str()))
+                .is_some_and(|w| CHECKS.contains(&w.as_str()))
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Mode;
 use super::channels::Sources;
-use super::payload::{payload, without_payload};
+use super::payload::{cut, payload, without_payload};
 use crate::catalog::Catalog;
 use crate::extract::{split_identifier, steps};
 use crate::model::{Mention, MentionKind};
@@ -165,7 +165,7 @@ impl Query {
             evidence,
             verb_mentions,
             all_mentions,
-            text: with_verb(verb, &without_payload(text)),
+            text: with_verb(verb, &cut(text, said.as_ref())),
             written: with_verb(verb, text),
             steps,
             exact,
@@ -293,11 +293,16 @@ const FOLLOW_UP_WORDS: &[&str] = &[
     "there", "us", "well", "yes",
 ];
 
-/// A mention made only of [`FOLLOW_UP_WORDS`] ("Next", "the same one").
+/// A function word or one of [`FOLLOW_UP_WORDS`].
+fn says_nothing(token: &str) -> bool {
+    crate::lexical::is_stopword(token) || FOLLOW_UP_WORDS.contains(&token)
+}
+
+/// A mention made only of words that say nothing ("Next", "the same one").
 fn is_follow_up_word(m: &Mention) -> bool {
     crate::lexical::tokenize(&m.surface)
         .iter()
-        .all(|t| crate::lexical::is_stopword(t) || FOLLOW_UP_WORDS.contains(&t.as_str()))
+        .all(|t| says_nothing(t))
 }
 
 /// The weight of the conversation against the request at most (a bare
@@ -314,7 +319,7 @@ const CONTEXT_MIN: f32 = 0.05;
 fn brevity(text: &str) -> f32 {
     let words = crate::lexical::tokenize(text)
         .into_iter()
-        .filter(|t| !crate::lexical::is_stopword(t) && !FOLLOW_UP_WORDS.contains(&t.as_str()))
+        .filter(|t| !says_nothing(t))
         .count();
     ((7.0 - words as f32) / 5.0).clamp(0.0, 1.0)
 }

@@ -24,14 +24,6 @@ enum Wants {
     Year,
 }
 
-/// A parameter name's words, lowercase (`orderId` -> order, id).
-fn name_words(name: &str) -> Vec<String> {
-    split_identifier(name)
-        .into_iter()
-        .map(|w| w.to_lowercase())
-        .collect()
-}
-
 /// What a parameter named by `words` takes (`None`: nothing a request's
 /// value says for sure, such as `name` or `language`).
 fn wants(words: &[String]) -> Option<Wants> {
@@ -90,7 +82,7 @@ impl<'q> Supplied<'q> {
         {
             // A parameter the tool does not have is nothing the request gives.
             tool.params.iter().find(|p| p.name == name)?;
-            let words = name_words(name);
+            let words = split_identifier(name);
             values.push(self.value(wants(&words)?, &words)?);
         }
         (!values.is_empty()).then(|| values.join(", "))
