@@ -18,6 +18,7 @@ use oxigraph::store::{Store, Transaction};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+mod bulk;
 mod quads;
 mod reads;
 mod records;
@@ -109,6 +110,8 @@ pub struct OxigraphStore {
     /// `records::write_records`).
     unflushed: std::sync::Arc<std::sync::atomic::AtomicU64>,
     flushing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The fewest inserted quads that take the bulk path (`bulk.rs`).
+    bulk_from: usize,
 }
 
 impl std::fmt::Debug for OxigraphStore {
@@ -175,6 +178,7 @@ impl OxigraphStore {
             store,
             unflushed: std::sync::Arc::default(),
             flushing: std::sync::Arc::default(),
+            bulk_from: bulk::BULK_FROM,
         }
     }
 
@@ -189,7 +193,11 @@ impl OxigraphStore {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let store = Store::open(dir)
             .map_err(|e| Error::store(format!("cannot open the store at {}", dir.display()), e))?;
-        Ok(Self::over(store))
+        let store = Self::over(store);
+        for name in store.recover()? {
+            tracing::warn!(source = %name, "removed a load that did not finish");
+        }
+        Ok(store)
     }
 
     /// Without the `rocksdb` feature there is no on-disk store.
@@ -274,6 +282,42 @@ impl OxigraphStore {
 }
 
 impl OxigraphStore {
+    /// A large change that only adds new sources, through the bulk loader
+    /// (`bulk.rs`); `None` when the change is not one.
+    fn try_bulk(
+        &self,
+        change: &Change<'_>,
+        fresh: &[(&str, &Vec<Quad>, Quad, bool)],
+        quads_before: usize,
+    ) -> Result<Option<LoadReport>> {
+        let adding: Vec<_> = fresh.iter().filter(|f| !f.3).collect();
+        let inserted: usize = adding.iter().map(|f| f.1.len()).sum();
+        if !change.unload.is_empty() || !change.remove_tools.is_empty() || inserted < self.bulk_from
+        {
+            return Ok(None);
+        }
+        for (name, ..) in &adding {
+            if self.holds_source(name)? {
+                return Ok(None);
+            }
+        }
+        let sources: Vec<bulk::Fresh<'_>> = adding
+            .iter()
+            .map(|(name, quads, known, _)| bulk::Fresh {
+                name,
+                quads,
+                known: known.clone(),
+            })
+            .collect();
+        self.bulk_insert(&sources, change.check)?;
+        Ok(Some(LoadReport {
+            sources: change.load.len(),
+            quads_before,
+            quads_after: self.len()?,
+            tools: self.tool_count()?,
+        }))
+    }
+
     fn tool_count(&self) -> Result<usize> {
         Ok(self
             .select_fixed(Q_TOOL_COUNT)?
@@ -390,6 +434,9 @@ impl GraphStore for OxigraphStore {
                 quads_after: quads_before,
                 tools: self.tool_count()?,
             });
+        }
+        if let Some(report) = self.try_bulk(change, &fresh, quads_before)? {
+            return Ok(report);
         }
         let mut transaction = self.store.start_transaction().map_err(store_err)?;
         let replaced = fresh.iter().filter(|f| !f.3).map(|f| f.0);
