@@ -6,12 +6,11 @@
 //! graphs; the graph name is the provenance of each link.
 
 use super::{
-    Change, GraphHit, GraphStore, LinkKind, LoadReport, OntologyFacts, Relation, SourceData,
-    Sparql, ToolLink,
+    Change, GraphHit, GraphStore, LoadReport, OntologyFacts, Relation, SourceData, Sparql, ToolLink,
 };
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, TermKind, Tool, Violation};
-use crate::vocab::{self, encode_iri_part, local_name, percent_decode};
+use crate::vocab::{self, encode_iri_part, percent_decode};
 use oxigraph::model::{Literal, NamedNode, Quad, Term};
 use oxigraph::sparql::QueryResults;
 use oxigraph::store::{Store, Transaction};
@@ -30,7 +29,6 @@ use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err}
 const Q_LEXICON: &str = include_str!("../../../queries/lexicon.rq");
 const Q_ONTOLOGY: &str = include_str!("../../../queries/ontology.rq");
 const Q_CANDIDATES: &str = include_str!("../../../queries/candidates.rq");
-const Q_GRAPH_LINKS: &str = include_str!("../../../queries/graph_links.rq");
 const Q_CONSTELLATION: &str = include_str!("../../../queries/constellation.rq");
 const Q_POLICY: &str = include_str!("../../../queries/policy.rq");
 const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
@@ -621,31 +619,7 @@ impl GraphStore for OxigraphStore {
     }
 
     fn links(&self) -> Result<Vec<ToolLink>> {
-        let mut out = Vec::new();
-        for row in self.select_fixed(Q_GRAPH_LINKS)? {
-            let (Some(tool), Some(rel), Some(target)) =
-                (row.get("tool"), row.get("rel"), row.get("target"))
-            else {
-                continue;
-            };
-            let kind = match local_name(rel) {
-                "performs" => LinkKind::Performs,
-                "primaryEntity" => LinkKind::PrimaryEntity,
-                "actsOn" => LinkKind::ActsOn,
-                "mentions" => LinkKind::Mentions,
-                "paramEntity" => LinkKind::ParamEntity,
-                _ => continue,
-            };
-            out.push(ToolLink {
-                tool: tool.clone(),
-                kind,
-                target: target.clone(),
-                extracted: row.get("g").is_some_and(|g| g.ends_with("#extracted")),
-            });
-        }
-        out.sort();
-        out.dedup();
-        Ok(out)
+        self.read_links()
     }
 
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {

@@ -1,18 +1,59 @@
 //! Every tool with its constellation flattened, from the store's rows.
 
-use super::{OxigraphStore, source_name};
+use super::sparql::term_str;
+use super::{OxigraphStore, nn, source_name, store_err};
 use crate::error::Result;
+use crate::graph::{LinkKind, ToolLink};
 use crate::model::{Dependency, Link, Param, Provenance, Tool};
 use crate::vocab::{self, local_name};
+use oxigraph::model::{GraphName, NamedNode, NamedOrBlankNode, Term};
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-const Q_TOOLS: &str = include_str!("../../../queries/tools.rq");
-const Q_TOOL_LINKS: &str = include_str!("../../../queries/tool_links.rq");
 const Q_NODE_LABELS: &str = include_str!("../../../queries/node_labels.rq");
-const Q_TOOL_PARAMS: &str = include_str!("../../../queries/tool_params.rq");
 const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependencies.rq");
-const Q_TOOL_SOURCES: &str = include_str!("../../../queries/tool_sources.rq");
+
+/// The relations a tool's links are read from, the strongest four first
+/// (in that order), then the rest.
+const LINK_RELATIONS: [&str; 9] = [
+    "performs",
+    "primaryEntity",
+    "actsOn",
+    "mentions",
+    "inDomain",
+    "inCategory",
+    "requiresIntegration",
+    "availableOnChannel",
+    "dependsOn",
+];
+
+const TOOL_CLASS: &str = "https://toolgraph.dev/ns#Tool";
+const NAME: &str = "https://toolgraph.dev/ns#name";
+const DESCRIPTION: &str = "https://toolgraph.dev/ns#description";
+const MODEL_DESCRIPTION: &str = "https://toolgraph.dev/ns#modelDescription";
+const READ_ONLY: &str = "https://toolgraph.dev/ns#readOnly";
+const UNIVERSAL: &str = "https://toolgraph.dev/ns#universal";
+const UPSTREAM: &str = "https://toolgraph.dev/ns#upstream";
+
+fn tg(local: &str) -> String {
+    format!("{}{local}", vocab::TG)
+}
+
+/// A literal's lexical value; another term as the SPARQL rows show it.
+fn literal(term: Term) -> String {
+    match term {
+        Term::Literal(l) => l.destruct().0,
+        other => term_str(&other),
+    }
+}
+
+/// The source a curated source graph holds (`None` for other graphs).
+fn graph_source(graph: &GraphName) -> Option<String> {
+    match graph {
+        GraphName::NamedNode(g) => source_name(g.as_str()),
+        _ => None,
+    }
+}
 
 /// Labels and names of the nodes tools link to.
 struct Labels {
@@ -48,74 +89,113 @@ impl OxigraphStore {
         let qualified = self.qualified_dependencies()?;
         let labels = self.node_labels()?;
         self.attach_links(&mut tools, &qualified, &labels)?;
-        let params = self.params()?;
-        self.attach_sources(&mut tools)?;
+        let params = self.params(&tools)?;
         Ok(finish(tools, params))
     }
 
-    /// Each tool with its name, texts and flags.
+    /// Every (subject, object, graph) of one predicate, decoded, in index
+    /// order: a scan of one index, where a SPARQL join costs a seek per row
+    /// (30,000 tools' facts read by a SPARQL query with six OPTIONALs took
+    /// 1.6 s).
+    fn scan(
+        &self,
+        predicate: &str,
+        object: Option<&str>,
+        mut each: impl FnMut(String, Term, GraphName),
+    ) -> Result<()> {
+        let predicate = nn(predicate)?;
+        let object = object.map(nn).transpose()?;
+        for quad in self.store.quads_for_pattern(
+            None,
+            Some(predicate.as_ref()),
+            object.as_ref().map(|o| o.as_ref().into()),
+            None,
+        ) {
+            let quad = quad.map_err(store_err)?;
+            let subject = match quad.subject {
+                NamedOrBlankNode::NamedNode(n) => n.into_string(),
+                NamedOrBlankNode::BlankNode(b) => format!("_:{}", b.as_str()),
+            };
+            each(subject, quad.object, quad.graph_name);
+        }
+        Ok(())
+    }
+
+    /// Each tool (`?tool a tg:Tool` in any graph) with its name, texts,
+    /// flags and source. Several sources describing a tool give the smallest name,
+    /// the fullest texts, read-only or universal only when all agree, the
+    /// first upstream in a fixed order, the smallest source).
     fn base_tools(&self) -> Result<BTreeMap<String, Tool>> {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
-        for row in self.select_fixed(Q_TOOLS)? {
-            let Some(iri) = row.get("tool") else { continue };
-            let name = row
-                .get("name")
-                .cloned()
-                .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
-            let id = vocab::tool_id(iri).unwrap_or_else(|| name.clone());
-            let text = |k: &str| row.get(k).cloned().unwrap_or_default();
-            let read_only = parse_bool(row.get("readOnly")).unwrap_or(false);
-            let universal = parse_bool(row.get("universal")).unwrap_or(false);
-            // An upstream that does not parse is no upstream (the call
-            // answers `no_upstream`; the store was written by this code).
-            let upstream: Option<Box<crate::model::Upstream>> = row
-                .get("upstream")
-                .and_then(|j| serde_json::from_str(j).ok());
-            match tools.get_mut(iri) {
-                // Several sources describe it: the smallest name, the fullest
-                // texts, and read-only or universal only when all agree.
-                Some(t) => {
-                    if name < t.name {
-                        t.name = name;
-                    }
-                    for (field, value) in [
-                        (&mut t.description, text("description")),
-                        (&mut t.model_description, text("modelDescription")),
-                    ] {
-                        if (value.len(), &value) > (field.len(), field) {
-                            *field = value;
-                        }
-                    }
-                    t.read_only &= read_only;
-                    t.universal &= universal;
-                    // Two sources naming an upstream: the first in a fixed order.
-                    let key = |u: &Option<Box<crate::model::Upstream>>| {
-                        u.as_ref()
-                            .map(|u| serde_json::to_string(u).unwrap_or_default())
-                    };
-                    if upstream.is_some()
-                        && (t.upstream.is_none() || key(&upstream) < key(&t.upstream))
-                    {
-                        t.upstream = upstream;
-                    }
-                }
-                None => {
-                    tools.insert(
-                        iri.clone(),
-                        Tool {
-                            iri: iri.clone(),
-                            id,
-                            name,
-                            description: text("description"),
-                            model_description: text("modelDescription"),
-                            read_only,
-                            universal,
-                            upstream,
-                            ..Tool::default()
-                        },
-                    );
+        self.scan(vocab::RDF_TYPE, Some(TOOL_CLASS), |iri, _, graph| {
+            let t = tools.entry(iri).or_default();
+            if let Some(name) = graph_source(&graph) {
+                if t.source.is_empty() || name < t.source {
+                    t.source = name;
                 }
             }
+        })?;
+        let mut names: HashMap<String, String> = HashMap::new();
+        self.scan(NAME, None, |iri, name, _| {
+            if tools.contains_key(&iri) {
+                keep_least(&mut names, iri, literal(name));
+            }
+        })?;
+        for (predicate, description) in [(DESCRIPTION, true), (MODEL_DESCRIPTION, false)] {
+            self.scan(predicate, None, |iri, value, _| {
+                let Some(t) = tools.get_mut(&iri) else { return };
+                let value = literal(value);
+                let field = if description {
+                    &mut t.description
+                } else {
+                    &mut t.model_description
+                };
+                if (value.len(), &value) > (field.len(), &*field) {
+                    *field = value;
+                }
+            })?;
+        }
+        // Read-only or universal: at least one value, and every value true.
+        let mut flags: HashMap<(String, bool), bool> = HashMap::new();
+        for (predicate, read_only) in [(READ_ONLY, true), (UNIVERSAL, false)] {
+            self.scan(predicate, None, |iri, value, _| {
+                if tools.contains_key(&iri) {
+                    let yes = parse_bool(Some(&literal(value))).unwrap_or(false);
+                    *flags.entry((iri, read_only)).or_insert(true) &= yes;
+                }
+            })?;
+        }
+        // An upstream that does not parse is no upstream (the call answers
+        // `no_upstream`; the store was written by this code).
+        let mut upstreams: HashMap<String, (String, Box<crate::model::Upstream>)> = HashMap::new();
+        self.scan(UPSTREAM, None, |iri, value, _| {
+            if !tools.contains_key(&iri) {
+                return;
+            }
+            let Ok(upstream) = serde_json::from_str::<Box<crate::model::Upstream>>(&literal(value))
+            else {
+                return;
+            };
+            let key = serde_json::to_string(&upstream).unwrap_or_default();
+            match upstreams.entry(iri) {
+                Entry::Occupied(mut e) if key < e.get().0 => {
+                    e.insert((key, upstream));
+                }
+                Entry::Occupied(_) => {}
+                Entry::Vacant(e) => {
+                    e.insert((key, upstream));
+                }
+            }
+        })?;
+        for (iri, t) in &mut tools {
+            t.name = names
+                .remove(iri)
+                .unwrap_or_else(|| iri.rsplit('/').next().unwrap_or(iri).to_string());
+            t.id = vocab::tool_id(iri).unwrap_or_else(|| t.name.clone());
+            t.iri.clone_from(iri);
+            t.read_only = flags.get(&(iri.clone(), true)).copied().unwrap_or(false);
+            t.universal = flags.get(&(iri.clone(), false)).copied().unwrap_or(false);
+            t.upstream = upstreams.remove(iri).map(|(_, u)| u);
         }
         Ok(tools)
     }
@@ -173,35 +253,32 @@ impl OxigraphStore {
     ) -> Result<()> {
         // Strongest relation first (a target both acted on and mentioned is
         // acted on), curated before extracted, then by target.
-        let rank = |row: &HashMap<String, String>| {
-            let rel = row
-                .get("rel")
-                .map_or("", |r| r.strip_prefix(vocab::TG).unwrap_or(r));
-            let order = ["performs", "primaryEntity", "actsOn", "mentions"]
-                .iter()
-                .position(|r| *r == rel)
-                .unwrap_or(4);
-            let extracted = row.get("g").is_some_and(|g| g.ends_with("#extracted"));
-            (
-                row.get("tool").cloned(),
-                order,
-                rel.to_string(),
-                extracted,
-                row.get("target").cloned(),
-            )
-        };
-        let mut link_rows = self.select_fixed(Q_TOOL_LINKS)?;
-        link_rows.sort_by_cached_key(rank);
-        for row in link_rows {
-            let (Some(tool), Some(rel), Some(target)) =
-                (row.get("tool"), row.get("rel"), row.get("target"))
-            else {
-                continue;
-            };
+        let mut rows: Vec<(&String, usize, &str, bool, String)> = Vec::new();
+        for (order, rel) in LINK_RELATIONS.iter().enumerate() {
+            self.scan(
+                &format!("{}{rel}", vocab::TG),
+                None,
+                |tool, target, graph| {
+                    let GraphName::NamedNode(graph) = graph else {
+                        return;
+                    };
+                    if let Some((tool, _)) = tools.get_key_value(&tool) {
+                        let extracted = graph.as_str().ends_with("#extracted");
+                        rows.push((tool, order.min(4), rel, extracted, term_str(&target)));
+                    }
+                },
+            )?;
+        }
+        rows.sort_unstable();
+        let rows: Vec<(String, &str, bool, String)> = rows
+            .into_iter()
+            .map(|(tool, _, rel, extracted, target)| (tool.clone(), rel, extracted, target))
+            .collect();
+        for (tool, rel, extracted, target) in &rows {
             let Some(t) = tools.get_mut(tool) else {
                 continue;
             };
-            let provenance = if row.get("g").is_some_and(|g| g.ends_with("#extracted")) {
+            let provenance = if *extracted {
                 Provenance::Extracted
             } else {
                 Provenance::Curated
@@ -219,8 +296,7 @@ impl OxigraphStore {
                     0.8
                 },
             };
-            let rel = rel.strip_prefix(vocab::TG).unwrap_or(rel);
-            match rel {
+            match *rel {
                 "performs" => t.verbs.push(link),
                 "primaryEntity" => {
                     // Primary entities first, weighted highest.
@@ -260,38 +336,119 @@ impl OxigraphStore {
         Ok(())
     }
 
-    /// Each tool's parameters, by tool IRI.
-    fn params(&self) -> Result<HashMap<String, Vec<Param>>> {
-        let mut params: HashMap<String, Vec<Param>> = HashMap::new();
-        for row in self.select_fixed(Q_TOOL_PARAMS)? {
-            let (Some(tool), Some(name)) = (row.get("tool"), row.get("name")) else {
-                continue;
-            };
-            params.entry(tool.clone()).or_default().push(Param {
-                name: name.clone(),
-                description: row.get("description").cloned().unwrap_or_default(),
-                ty: row.get("type").cloned(),
-                required: parse_bool(row.get("required")).unwrap_or(false),
-                entity: row.get("entity").cloned(),
-            });
+    /// The edges the graph channel walks, for every tool: verbs, entities,
+    /// mentions and parameter entities (a `tg:parameter` node's
+    /// `tg:paramEntity` in the same graph), each marked when it comes from
+    /// an `#extracted` graph. `queries/candidates.rq` is the same walk as
+    /// one SPARQL query.
+    pub(super) fn read_links(&self) -> Result<Vec<ToolLink>> {
+        let mut tools: HashSet<String> = HashSet::new();
+        self.scan(vocab::RDF_TYPE, Some(TOOL_CLASS), |iri, _, _| {
+            tools.insert(iri);
+        })?;
+        let extracted = |g: &NamedNode| g.as_str().ends_with("#extracted");
+        let mut out = Vec::new();
+        for (rel, kind) in [
+            ("performs", LinkKind::Performs),
+            ("primaryEntity", LinkKind::PrimaryEntity),
+            ("actsOn", LinkKind::ActsOn),
+            ("mentions", LinkKind::Mentions),
+        ] {
+            self.scan(&tg(rel), None, |tool, target, graph| {
+                if let (GraphName::NamedNode(g), true) = (graph, tools.contains(&tool)) {
+                    out.push(ToolLink {
+                        tool,
+                        kind,
+                        target: term_str(&target),
+                        extracted: extracted(&g),
+                    });
+                }
+            })?;
         }
-        Ok(params)
+        let mut owners: HashMap<(String, NamedNode), Vec<String>> = HashMap::new();
+        self.scan(&tg("parameter"), None, |tool, node, graph| {
+            if let (GraphName::NamedNode(g), true) = (graph, tools.contains(&tool)) {
+                owners.entry((term_str(&node), g)).or_default().push(tool);
+            }
+        })?;
+        self.scan(&tg("paramEntity"), None, |node, target, graph| {
+            let GraphName::NamedNode(g) = graph else {
+                return;
+            };
+            let extracted = extracted(&g);
+            for tool in owners.get(&(node, g)).into_iter().flatten() {
+                out.push(ToolLink {
+                    tool: tool.clone(),
+                    kind: LinkKind::ParamEntity,
+                    target: term_str(&target),
+                    extracted,
+                });
+            }
+        })?;
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
-    /// Each tool's source: the smallest of the sources that describe it.
-    fn attach_sources(&self, tools: &mut BTreeMap<String, Tool>) -> Result<()> {
-        for row in self.select_fixed(Q_TOOL_SOURCES)? {
-            let (Some(tool), Some(g)) = (row.get("tool"), row.get("g")) else {
-                continue;
-            };
-            let (Some(t), Some(name)) = (tools.get_mut(tool), source_name(g)) else {
-                continue;
-            };
-            if t.source.is_empty() || name < t.source {
-                t.source = name;
+    /// Each tool's parameters, by tool IRI: per parameter node its name(s)
+    /// and, of several values, the longest description, the smallest type
+    /// and entity, required when any says so (what `Param::canonical`
+    /// would keep of every combination).
+    fn params(&self, tools: &BTreeMap<String, Tool>) -> Result<HashMap<String, Vec<Param>>> {
+        let mut owners: HashMap<String, Vec<&String>> = HashMap::new();
+        self.scan(&tg("parameter"), None, |tool, node, _| {
+            if let Some((tool, _)) = tools.get_key_value(&tool) {
+                owners.entry(term_str(&node)).or_default().push(tool);
+            }
+        })?;
+        let mut nodes: HashMap<String, (Vec<String>, Param)> = HashMap::new();
+        self.scan(&tg("paramName"), None, |node, name, _| {
+            if owners.contains_key(&node) {
+                nodes.entry(node).or_default().0.push(literal(name));
+            }
+        })?;
+        let least = |slot: &mut Option<String>, value: String| {
+            if slot.as_ref().is_none_or(|s| value < *s) {
+                *slot = Some(value);
+            }
+        };
+        self.scan(&tg("paramType"), None, |node, value, _| {
+            if let Some((_, p)) = nodes.get_mut(&node) {
+                least(&mut p.ty, literal(value));
+            }
+        })?;
+        self.scan(&tg("paramEntity"), None, |node, value, _| {
+            if let Some((_, p)) = nodes.get_mut(&node) {
+                least(&mut p.entity, literal(value));
+            }
+        })?;
+        self.scan(&tg("paramDescription"), None, |node, value, _| {
+            if let Some((_, p)) = nodes.get_mut(&node) {
+                let value = literal(value);
+                if (value.len(), std::cmp::Reverse(&value))
+                    > (p.description.len(), std::cmp::Reverse(&p.description))
+                {
+                    p.description = value;
+                }
+            }
+        })?;
+        self.scan(&tg("paramRequired"), None, |node, value, _| {
+            if let Some((_, p)) = nodes.get_mut(&node) {
+                p.required |= parse_bool(Some(&literal(value))).unwrap_or(false);
+            }
+        })?;
+        let mut params: HashMap<String, Vec<Param>> = HashMap::new();
+        for (node, (names, facts)) in nodes {
+            for tool in owners.get(&node).into_iter().flatten() {
+                for name in &names {
+                    params.entry((*tool).clone()).or_default().push(Param {
+                        name: name.clone(),
+                        ..facts.clone()
+                    });
+                }
             }
         }
-        Ok(())
+        Ok(params)
     }
 }
 
