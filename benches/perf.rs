@@ -25,6 +25,9 @@
 //! the steps in one batch). Paced traffic (`perf/paced.rs`): at 10k, fresh
 //! requests in alternating blocks, back to back and 5 ms apart.
 //!
+//! The largest catalog registered into an empty store, then opened again
+//! with its vectors cached (`perf/fresh.rs`).
+//!
 //! And registration throughput: 2,000 new tools registered into an engine
 //! holding the ontology (parse, constellations, store write, snapshot,
 //! embeddings) against the raw embedding throughput of the same tools' texts.
@@ -57,6 +60,8 @@ use tracing_subscriber::layer::SubscriberExt;
 
 mod common;
 use common::root;
+#[path = "perf/fresh.rs"]
+mod fresh;
 #[path = "perf/multistep.rs"]
 mod multistep;
 #[path = "perf/paced.rs"]
@@ -137,6 +142,12 @@ fn main() {
             serde_json::from_str::<Value>(&text).unwrap_or_default()["sizes"]["200"].clone();
         assert_eq!(size["reembedded_on_unchanged_reload"], json!(0), "{size}");
         assert!(size["top1"].as_f64().is_some_and(|t| t > 0.3), "{size}");
+        // Registered into an empty store, opened again with its vectors
+        // cached: nothing embedded.
+        let fresh: Value =
+            serde_json::from_str::<Value>(&text).unwrap_or_default()["fresh"].clone();
+        assert_eq!(fresh["tools"], json!(SMOKE_TOOLS), "{fresh}");
+        assert_eq!(fresh["embedded_on_open"], json!(0), "{fresh}");
         let _ = std::fs::remove_dir_all(&smoke_dir);
     }
 }
@@ -195,6 +206,14 @@ fn run(
         eprintln!("perf: {n} tools: {size}");
         per_size.insert(n.to_string(), size);
     }
+    // The largest catalog into an empty store, then opened again.
+    let fresh = sizes.iter().max().map_or(Value::Null, |&n| {
+        fresh::measure(dir, n, &catalog(dir, n, 7).0, model)
+    });
+    eprintln!("perf: fresh store: {fresh}");
+    report.insert("register_fresh_s".into(), fresh["register_s"].clone());
+    report.insert("open_s".into(), fresh["open_s"].clone());
+    report.insert("fresh".into(), fresh);
     let steps = multistep::measure(model, smoke);
     eprintln!("perf: multi-step: {steps}");
     report.insert(

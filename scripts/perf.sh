@@ -122,7 +122,8 @@ report = {k: engine.get(k) for k in (
     "e2e_p50_over_embed_p50_10k", "e2e_p99_over_embed_p50_10k", "p50_100k_over_p50_1k",
     "register_over_embed_throughput", "reembedded_on_unchanged_reload",
     "recall_at_10_vs_exact_100k", "multistep_p50_over_steps_embed_p50",
-    "multistep_p99_over_steps_embed_p50", "paced_p50_over_back_to_back_p50")}
+    "multistep_p99_over_steps_embed_p50", "paced_p50_over_back_to_back_p50",
+    "register_fresh_s", "open_s")}
 measured = [l for l in load.values() if l]
 report["load_errors"] = sum(l["errors"] for l in measured) if measured else None
 report["load_rss_growth"] = max(l["rss_growth"] for l in measured) if measured else None

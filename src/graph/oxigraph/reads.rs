@@ -129,10 +129,10 @@ impl OxigraphStore {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
         self.scan(vocab::RDF_TYPE, Some(TOOL_CLASS), |iri, _, graph| {
             let t = tools.entry(iri).or_default();
-            if let Some(name) = graph_source(&graph) {
-                if t.source.is_empty() || name < t.source {
-                    t.source = name;
-                }
+            if let Some(name) = graph_source(&graph)
+                && (t.source.is_empty() || name < t.source)
+            {
+                t.source = name;
             }
         })?;
         let mut names: HashMap<String, String> = HashMap::new();
