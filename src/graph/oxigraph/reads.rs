@@ -453,7 +453,7 @@ impl OxigraphStore {
 }
 
 /// The tools in name order, their parameters canonical and their links
-/// deduplicated.
+/// deduplicated, every list exactly its length.
 fn finish(tools: BTreeMap<String, Tool>, mut params: HashMap<String, Vec<Param>>) -> Vec<Tool> {
     let mut out: Vec<Tool> = tools.into_values().collect();
     for t in &mut out {
@@ -468,6 +468,20 @@ fn finish(tools: BTreeMap<String, Tool>, mut params: HashMap<String, Vec<Param>>
         for links in [&mut t.integrations, &mut t.channels] {
             links.sort_by(|a, b| a.iri.cmp(&b.iri));
             links.dedup_by(|a, b| a.iri == b.iri);
+        }
+        // The catalog keeps them for the life of the snapshot: no room to
+        // grow (pushed one by one, they held up to twice their length).
+        t.params.shrink_to_fit();
+        t.depends_on.shrink_to_fit();
+        for links in [
+            &mut t.verbs,
+            &mut t.entities,
+            &mut t.domains,
+            &mut t.categories,
+            &mut t.integrations,
+            &mut t.channels,
+        ] {
+            links.shrink_to_fit();
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name).then(a.iri.cmp(&b.iri)));
