@@ -1,4 +1,6 @@
-// Resources no statement mentions any more.
-MATCH (n:Resource)
+// Of the resources a write removed statements of or to ($iris), those no
+// statement mentions any more.
+UNWIND $iris AS iri
+MATCH (n:Resource {iri: iri})
 WHERE NOT (n)--()
 DELETE n

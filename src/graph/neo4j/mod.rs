@@ -30,14 +30,15 @@ mod codec;
 mod records;
 #[cfg(test)]
 mod tests;
+mod write;
 
 use super::oxigraph::{OxigraphStore, STATE_GRAPH};
 use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Sparql, Synced, ToolLink};
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
-use codec::{LABELS, Object, Statement, decode, encode, key, rel_type, rows_of};
+use codec::{Object, Statement, decode};
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query};
-use oxigraph::model::{GraphName, Quad};
+use oxigraph::model::{GraphName, NamedNode, Quad};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError, RwLock};
 
@@ -211,7 +212,7 @@ impl Neo4jStore {
             .collect();
         let sources = GraphStore::sources(source)?.len();
         let tools = GraphStore::tools(source)?.len();
-        let report = self.mutate(|m| {
+        let report = self.mutate(None, |m| {
             let before = GraphStore::len(m)?;
             if before > 0 && !replace {
                 return Err(Error::Conflict(format!(
@@ -378,96 +379,25 @@ impl Neo4jStore {
         ))
     }
 
-    /// Writes a difference in one transaction with the version check.
-    fn write(&self, removed: &[&Quad], added: &[&Quad], expected: i64) -> Result<i64> {
-        let removed_keys: Vec<String> = removed.iter().map(|q| key(q)).collect();
-        let added: Vec<Statement> = added.iter().map(|q| encode(q)).collect::<Result<_>>()?;
-        let mut groups: BTreeMap<(&'static str, bool), Vec<&Statement>> = BTreeMap::new();
-        for st in &added {
-            let literal = matches!(st.object, Object::Literal { .. });
-            groups
-                .entry((rel_type(&st.p), literal))
-                .or_default()
-                .push(st);
-        }
-        let mut queries: Vec<Query> = Vec::new();
-        for chunk in removed_keys.chunks(BATCH) {
-            queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
-        }
-        for ((rel, literal), statements) in &groups {
-            let text = with_identifier(
-                if *literal {
-                    Q_CREATE_LITERALS
-                } else {
-                    Q_CREATE_LINKS
-                },
-                "__TYPE__",
-                rel,
-            );
-            for chunk in statements.chunks(BATCH) {
-                queries.push(neo4rs::query(&text).param("rows", rows_of(chunk, *literal)));
-            }
-        }
-        for (class, label) in LABELS {
-            queries.push(
-                neo4rs::query(&with_identifier(Q_LABEL, "__LABEL__", label)).param("class", *class),
-            );
-            queries.push(
-                neo4rs::query(&with_identifier(Q_UNLABEL, "__LABEL__", label))
-                    .param("class", *class),
-            );
-        }
-        queries.push(neo4rs::query(&cypher(Q_ORPHANS)));
-        let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
-        // The version first: it locks the catalog node, so concurrent writers
-        // queue behind each other and a stale one learns it before writing.
-        let outcome = self.block(async {
-            let mut txn = self.graph.start_txn().await?;
-            let mut version = None;
-            match txn.execute(bump).await {
-                Ok(mut stream) => {
-                    while let Some(row) = stream.next(txn.handle()).await? {
-                        version = row.get::<i64>("version").ok();
-                    }
-                }
-                Err(e) => {
-                    let _ = txn.rollback().await;
-                    return Err(e);
-                }
-            }
-            let Some(version) = version else {
-                let _ = txn.rollback().await;
-                return Ok(None);
-            };
-            for q in queries {
-                if let Err(e) = txn.run(q).await {
-                    let _ = txn.rollback().await;
-                    return Err(e);
-                }
-            }
-            txn.commit().await?;
-            Ok(Some(version))
-        });
-        match outcome.map_err(|e| bolt_err(&self.server, e))? {
-            Some(v) => Ok(v),
-            None => Err(Error::Conflict(
-                "another replica changed the catalog at the same time; nothing was written, try again"
-                    .into(),
-            )),
-        }
-    }
-
     /// Applies a change to the mirror, then its difference to the server.
     ///
     /// A change says what a source (or a record) is to be, so when another
     /// replica wrote in between (a version conflict, or the server refusing
     /// a concurrent commit) it is applied again on the catalog as it now
     /// is, a few times, before the conflict is reported.
-    fn mutate<T>(&self, f: impl Fn(&OxigraphStore) -> Result<T>) -> Result<T> {
+    ///
+    /// `graphs`: the named graphs the change can write (`None`: any); only
+    /// their statements are compared before and after, so a write costs
+    /// the size of what it touches, not of the catalog.
+    fn mutate<T>(
+        &self,
+        graphs: Option<&[NamedNode]>,
+        f: impl Fn(&OxigraphStore) -> Result<T>,
+    ) -> Result<T> {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut attempt = 0;
         loop {
-            match self.mutate_once(&f) {
+            match self.mutate_once(graphs, &f) {
                 Err(Error::Conflict(why)) if attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     tracing::info!(attempt, %why, "another replica wrote at the same time; applying the change again");
@@ -478,21 +408,47 @@ impl Neo4jStore {
         }
     }
 
-    fn mutate_once<T>(&self, f: &impl Fn(&OxigraphStore) -> Result<T>) -> Result<T> {
+    fn mutate_once<T>(
+        &self,
+        graphs: Option<&[NamedNode]>,
+        f: &impl Fn(&OxigraphStore) -> Result<T>,
+    ) -> Result<T> {
         self.catch_up()?;
         let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
+        let before: Option<HashSet<Quad>> = match graphs {
+            Some(g) => Some(mirror.store.quads_in(g)?.into_iter().collect()),
+            None => None,
+        };
         // A refused change rolls itself back in the mirror (one oxigraph
         // transaction) and never reaches the server.
         let out = f(&mirror.store)?;
-        let now: HashSet<Quad> = mirror.store.all_quads()?.into_iter().collect();
-        let removed: Vec<&Quad> = mirror.quads.difference(&now).collect();
-        let added: Vec<&Quad> = now.difference(&mirror.quads).collect();
+        let (removed, added): (Vec<Quad>, Vec<Quad>) = match (graphs, &before) {
+            (Some(g), Some(before)) => {
+                let now: HashSet<Quad> = mirror.store.quads_in(g)?.into_iter().collect();
+                (
+                    before.difference(&now).cloned().collect(),
+                    now.difference(before).cloned().collect(),
+                )
+            }
+            _ => {
+                let now: HashSet<Quad> = mirror.store.all_quads()?.into_iter().collect();
+                (
+                    mirror.quads.difference(&now).cloned().collect(),
+                    now.difference(&mirror.quads).cloned().collect(),
+                )
+            }
+        };
         if removed.is_empty() && added.is_empty() {
             return Ok(out);
         }
-        match self.write(&removed, &added, mirror.version) {
+        let removed_refs: Vec<&Quad> = removed.iter().collect();
+        let added_refs: Vec<&Quad> = added.iter().collect();
+        match self.write(&removed_refs, &added_refs, mirror.version) {
             Ok(version) => {
-                mirror.quads = now;
+                for q in &removed {
+                    mirror.quads.remove(q);
+                }
+                mirror.quads.extend(added);
                 mirror.version = version;
                 Ok(out)
             }
@@ -518,7 +474,8 @@ impl Neo4jStore {
 
 impl GraphStore for Neo4jStore {
     fn apply(&self, change: &Change<'_>) -> Result<LoadReport> {
-        self.mutate(|m| m.apply(change))
+        let graphs = OxigraphStore::graphs_written(change)?;
+        self.mutate(graphs.as_deref(), |m| m.apply(change))
     }
 
     fn sources(&self) -> Result<Vec<String>> {

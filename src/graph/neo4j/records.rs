@@ -165,7 +165,9 @@ impl Neo4jStore {
         for (kind, rows) in by_kind {
             self.write_records(kind, &rows)?;
         }
-        let state = GraphName::NamedNode(oxigraph::model::NamedNode::new_unchecked(STATE_GRAPH));
-        self.mutate(|m| m.drop_graph(&state))
+        let state = oxigraph::model::NamedNode::new_unchecked(STATE_GRAPH);
+        self.mutate(Some(std::slice::from_ref(&state)), |m| {
+            m.drop_graph(&GraphName::NamedNode(state.clone()))
+        })
     }
 }

@@ -18,6 +18,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 mod bulk;
+#[cfg(feature = "neo4j")]
+mod mirror;
 mod quads;
 mod reads;
 mod records;

@@ -1,0 +1,46 @@
+//! What the graph-server store's mirror needs to send a change as a
+//! difference of the graphs it wrote, not of the whole catalog.
+
+use super::{META_GRAPH, OxigraphStore, extracted_graph, nn, source_graph, store_err};
+use crate::error::Result;
+use crate::graph::Change;
+use oxigraph::model::{NamedNode, Quad};
+
+impl OxigraphStore {
+    /// The named graphs `apply(change)` can write: each loaded or unloaded
+    /// source's curated and extracted graphs and the meta graph (content
+    /// hashes, load markers); `None` when it can write anywhere (removing
+    /// tools removes their statements from every graph).
+    pub(crate) fn graphs_written(change: &Change<'_>) -> Result<Option<Vec<NamedNode>>> {
+        if !change.remove_tools.is_empty() {
+            return Ok(None);
+        }
+        let names = change
+            .load
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(change.unload.iter().map(String::as_str));
+        let mut graphs = vec![nn(META_GRAPH)?];
+        for name in names {
+            graphs.push(nn(&source_graph(name))?);
+            graphs.push(nn(&extracted_graph(name))?);
+        }
+        graphs.sort();
+        graphs.dedup();
+        Ok(Some(graphs))
+    }
+
+    /// Every quad of these named graphs.
+    pub(crate) fn quads_in(&self, graphs: &[NamedNode]) -> Result<Vec<Quad>> {
+        let mut out = Vec::new();
+        for g in graphs {
+            for q in self
+                .store
+                .quads_for_pattern(None, None, None, Some(g.as_ref().into()))
+            {
+                out.push(q.map_err(store_err)?);
+            }
+        }
+        Ok(out)
+    }
+}
