@@ -20,80 +20,7 @@ impl Neo4jStore {
     pub(super) fn write(&self, removed: &[&Quad], added: &[&Quad], expected: i64) -> Result<i64> {
         let removed: Vec<Statement> = removed.iter().map(|q| encode(q)).collect::<Result<_>>()?;
         let added: Vec<Statement> = added.iter().map(|q| encode(q)).collect::<Result<_>>()?;
-        let mut groups: BTreeMap<(&'static str, bool), Vec<&Statement>> = BTreeMap::new();
-        for st in &added {
-            let literal = matches!(st.object, Object::Literal { .. });
-            groups
-                .entry((rel_type(&st.p), literal))
-                .or_default()
-                .push(st);
-        }
-        let mut queries: Vec<Query> = Vec::new();
-        let removed_keys: Vec<String> = removed.iter().map(|st| st.k.clone()).collect();
-        for chunk in removed_keys.chunks(BATCH) {
-            queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
-        }
-        for ((rel, literal), statements) in &groups {
-            let text = with_identifier(
-                if *literal {
-                    Q_CREATE_LITERALS
-                } else {
-                    Q_CREATE_LINKS
-                },
-                "__TYPE__",
-                rel,
-            );
-            for chunk in statements.chunks(BATCH) {
-                queries.push(neo4rs::query(&text).param("rows", rows_of(chunk, *literal)));
-            }
-        }
-        // Labels change only on resources that gained or lost a type, and
-        // only that type's label.
-        let mut typed: BTreeMap<(&str, bool), BTreeSet<&str>> = BTreeMap::new();
-        for (statements, gained) in [(&added, true), (&removed, false)] {
-            for st in statements
-                .iter()
-                .filter(|st| st.p == crate::vocab::RDF_TYPE)
-            {
-                if let Object::Resource(class) = &st.object {
-                    typed
-                        .entry((class.as_str(), gained))
-                        .or_default()
-                        .insert(st.s.as_str());
-                }
-            }
-        }
-        for (class, label) in LABELS {
-            for (gained, text) in [(true, Q_LABEL), (false, Q_UNLABEL)] {
-                let Some(iris) = typed.get(&(*class, gained)) else {
-                    continue;
-                };
-                let iris: Vec<String> = iris.iter().map(|s| (*s).to_string()).collect();
-                for chunk in iris.chunks(BATCH) {
-                    queries.push(
-                        neo4rs::query(&with_identifier(text, "__LABEL__", label))
-                            .param("class", *class)
-                            .param("iris", chunk.to_vec()),
-                    );
-                }
-            }
-        }
-        // Orphans can only be among the ends of removed statements.
-        let ends: Vec<String> = removed
-            .iter()
-            .flat_map(|st| {
-                let object = match &st.object {
-                    Object::Resource(o) => Some(o.clone()),
-                    Object::Literal { .. } => None,
-                };
-                std::iter::once(st.s.clone()).chain(object)
-            })
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        for chunk in ends.chunks(BATCH) {
-            queries.push(neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()));
-        }
+        let queries = difference_queries(&removed, &added);
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
         // The version first: it locks the catalog node, so concurrent writers
         // queue behind each other and a stale one learns it before writing.
@@ -132,4 +59,85 @@ impl Neo4jStore {
             )),
         }
     }
+}
+
+/// The statements of a difference as queries: deletes, creates by
+/// relationship type, labels of the resources that gained or lost a type,
+/// orphans among the ends of removed statements.
+fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> {
+    let mut groups: BTreeMap<(&'static str, bool), Vec<&Statement>> = BTreeMap::new();
+    for st in added {
+        let literal = matches!(st.object, Object::Literal { .. });
+        groups
+            .entry((rel_type(&st.p), literal))
+            .or_default()
+            .push(st);
+    }
+    let mut queries: Vec<Query> = Vec::new();
+    let removed_keys: Vec<String> = removed.iter().map(|st| st.k.clone()).collect();
+    for chunk in removed_keys.chunks(BATCH) {
+        queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
+    }
+    for ((rel, literal), statements) in &groups {
+        let text = with_identifier(
+            if *literal {
+                Q_CREATE_LITERALS
+            } else {
+                Q_CREATE_LINKS
+            },
+            "__TYPE__",
+            rel,
+        );
+        for chunk in statements.chunks(BATCH) {
+            queries.push(neo4rs::query(&text).param("rows", rows_of(chunk, *literal)));
+        }
+    }
+    // Labels change only on resources that gained or lost a type, and
+    // only that type's label.
+    let mut typed: BTreeMap<(&str, bool), BTreeSet<&str>> = BTreeMap::new();
+    for (statements, gained) in [(added, true), (removed, false)] {
+        for st in statements
+            .iter()
+            .filter(|st| st.p == crate::vocab::RDF_TYPE)
+        {
+            if let Object::Resource(class) = &st.object {
+                typed
+                    .entry((class.as_str(), gained))
+                    .or_default()
+                    .insert(st.s.as_str());
+            }
+        }
+    }
+    for (class, label) in LABELS {
+        for (gained, text) in [(true, Q_LABEL), (false, Q_UNLABEL)] {
+            let Some(iris) = typed.get(&(*class, gained)) else {
+                continue;
+            };
+            let iris: Vec<String> = iris.iter().map(|s| (*s).to_string()).collect();
+            for chunk in iris.chunks(BATCH) {
+                queries.push(
+                    neo4rs::query(&with_identifier(text, "__LABEL__", label))
+                        .param("class", *class)
+                        .param("iris", chunk.to_vec()),
+                );
+            }
+        }
+    }
+    // Orphans can only be among the ends of removed statements.
+    let ends: Vec<String> = removed
+        .iter()
+        .flat_map(|st| {
+            let object = match &st.object {
+                Object::Resource(o) => Some(o.clone()),
+                Object::Literal { .. } => None,
+            };
+            std::iter::once(st.s.clone()).chain(object)
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for chunk in ends.chunks(BATCH) {
+        queries.push(neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()));
+    }
+    queries
 }
