@@ -25,6 +25,11 @@ use oxigraph::model::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Ter
 /// The fewest inserted quads that take the bulk path (about 3,000 tools).
 pub(super) const BULK_FROM: usize = 100_000;
 
+/// The bulk loader's memory target (its default is 2 GB per thread).
+/// Registering 100k new tools: peak RSS 4.40 GB at the default, 2.70 GB
+/// at 512 MB, and 41 s instead of 43.
+const BULK_MEMORY_MB: usize = 512;
+
 const LOADING: &str = "https://toolgraph.dev/ns#loading";
 
 /// One source of a bulk insert: its name, its quads, the content-hash quad
@@ -86,7 +91,10 @@ impl OxigraphStore {
             .iter()
             .map(|s| marker(s.name))
             .collect::<Result<Vec<_>>>()?;
-        let mut loader = self.store.bulk_loader();
+        let mut loader = self
+            .store
+            .bulk_loader()
+            .with_max_memory_size_in_megabytes(BULK_MEMORY_MB);
         loader
             .load_quads(
                 markers
