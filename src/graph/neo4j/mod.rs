@@ -441,9 +441,7 @@ impl Neo4jStore {
         if removed.is_empty() && added.is_empty() {
             return Ok(out);
         }
-        let removed_refs: Vec<&Quad> = removed.iter().collect();
-        let added_refs: Vec<&Quad> = added.iter().collect();
-        match self.write(&removed_refs, &added_refs, mirror.version) {
+        match self.write(&removed, &added, mirror.version) {
             Ok(version) => {
                 for q in &removed {
                     mirror.quads.remove(q);

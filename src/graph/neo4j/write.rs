@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 impl Neo4jStore {
     /// Writes a difference in one transaction with the version check.
-    pub(super) fn write(&self, removed: &[&Quad], added: &[&Quad], expected: i64) -> Result<i64> {
-        let removed: Vec<Statement> = removed.iter().map(|q| encode(q)).collect::<Result<_>>()?;
-        let added: Vec<Statement> = added.iter().map(|q| encode(q)).collect::<Result<_>>()?;
+    pub(super) fn write(&self, removed: &[Quad], added: &[Quad], expected: i64) -> Result<i64> {
+        let removed: Vec<Statement> = removed.iter().map(encode).collect::<Result<_>>()?;
+        let added: Vec<Statement> = added.iter().map(encode).collect::<Result<_>>()?;
         let queries = difference_queries(&removed, &added);
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
         // The version first: it locks the catalog node, so concurrent writers

@@ -20,7 +20,7 @@
 
 use super::{META_GRAPH, OxigraphStore, extracted_graph, nn, source_graph, store_err};
 use crate::error::{Error, Result};
-use oxigraph::model::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
+use oxigraph::model::{Literal, NamedOrBlankNode, Quad, Term};
 
 /// The fewest inserted quads that take the bulk path (about 3,000 tools).
 pub(super) const BULK_FROM: usize = 100_000;
@@ -131,12 +131,9 @@ impl OxigraphStore {
     fn forget<'a>(&self, names: impl Iterator<Item = &'a str> + Clone) -> Result<()> {
         for name in names.clone() {
             for graph in [source_graph(name), extracted_graph(name)] {
-                let graph: NamedNode = nn(&graph)?;
+                // Its statements go with it.
                 self.store
-                    .clear_graph(GraphName::NamedNode(graph.clone()).as_ref())
-                    .map_err(store_err)?;
-                self.store
-                    .remove_named_graph(graph.as_ref())
+                    .remove_named_graph(nn(&graph)?.as_ref())
                     .map_err(store_err)?;
             }
         }

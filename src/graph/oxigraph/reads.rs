@@ -5,7 +5,7 @@ use super::{OxigraphStore, nn, source_name, store_err};
 use crate::error::Result;
 use crate::graph::{LinkKind, ToolLink};
 use crate::model::{Dependency, Link, Param, Provenance, Tool};
-use crate::vocab::{self, local_name};
+use crate::vocab::{self, local_name, tg};
 use oxigraph::model::{GraphName, NamedNode, NamedOrBlankNode, Term};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -16,28 +16,16 @@ const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependenci
 /// The relations a tool's links are read from, the strongest four first
 /// (in that order), then the rest.
 const LINK_RELATIONS: [&str; 9] = [
-    "performs",
-    "primaryEntity",
-    "actsOn",
-    "mentions",
-    "inDomain",
-    "inCategory",
-    "requiresIntegration",
-    "availableOnChannel",
-    "dependsOn",
+    tg::PERFORMS,
+    tg::PRIMARY_ENTITY,
+    tg::ACTS_ON,
+    tg::MENTIONS,
+    tg::IN_DOMAIN,
+    tg::IN_CATEGORY,
+    tg::REQUIRES_INTEGRATION,
+    tg::AVAILABLE_ON_CHANNEL,
+    tg::DEPENDS_ON,
 ];
-
-const TOOL_CLASS: &str = "https://toolgraph.dev/ns#Tool";
-const NAME: &str = "https://toolgraph.dev/ns#name";
-const DESCRIPTION: &str = "https://toolgraph.dev/ns#description";
-const MODEL_DESCRIPTION: &str = "https://toolgraph.dev/ns#modelDescription";
-const READ_ONLY: &str = "https://toolgraph.dev/ns#readOnly";
-const UNIVERSAL: &str = "https://toolgraph.dev/ns#universal";
-const UPSTREAM: &str = "https://toolgraph.dev/ns#upstream";
-
-fn tg(local: &str) -> String {
-    format!("{}{local}", vocab::TG)
-}
 
 /// A literal's lexical value; another term as the SPARQL rows show it.
 fn literal(term: Term) -> String {
@@ -127,7 +115,7 @@ impl OxigraphStore {
     /// first upstream in a fixed order, the smallest source).
     fn base_tools(&self) -> Result<BTreeMap<String, Tool>> {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
-        self.scan(vocab::RDF_TYPE, Some(TOOL_CLASS), |iri, _, graph| {
+        self.scan(vocab::RDF_TYPE, Some(tg::TOOL), |iri, _, graph| {
             let t = tools.entry(iri).or_default();
             if let Some(name) = graph_source(&graph)
                 && (t.source.is_empty() || name < t.source)
@@ -136,12 +124,12 @@ impl OxigraphStore {
             }
         })?;
         let mut names: HashMap<String, String> = HashMap::new();
-        self.scan(NAME, None, |iri, name, _| {
+        self.scan(tg::NAME, None, |iri, name, _| {
             if tools.contains_key(&iri) {
                 keep_least(&mut names, iri, literal(name));
             }
         })?;
-        for (predicate, description) in [(DESCRIPTION, true), (MODEL_DESCRIPTION, false)] {
+        for (predicate, description) in [(tg::DESCRIPTION, true), (tg::MODEL_DESCRIPTION, false)] {
             self.scan(predicate, None, |iri, value, _| {
                 let Some(t) = tools.get_mut(&iri) else { return };
                 let value = literal(value);
@@ -157,7 +145,7 @@ impl OxigraphStore {
         }
         // Read-only or universal: at least one value, and every value true.
         let mut flags: HashMap<(String, bool), bool> = HashMap::new();
-        for (predicate, read_only) in [(READ_ONLY, true), (UNIVERSAL, false)] {
+        for (predicate, read_only) in [(tg::READ_ONLY, true), (tg::UNIVERSAL, false)] {
             self.scan(predicate, None, |iri, value, _| {
                 if tools.contains_key(&iri) {
                     let yes = parse_bool(Some(&literal(value))).unwrap_or(false);
@@ -168,7 +156,7 @@ impl OxigraphStore {
         // An upstream that does not parse is no upstream (the call answers
         // `no_upstream`; the store was written by this code).
         let mut upstreams: HashMap<String, (String, Box<crate::model::Upstream>)> = HashMap::new();
-        self.scan(UPSTREAM, None, |iri, value, _| {
+        self.scan(tg::UPSTREAM, None, |iri, value, _| {
             if !tools.contains_key(&iri) {
                 return;
             }
@@ -255,19 +243,15 @@ impl OxigraphStore {
         // acted on), curated before extracted, then by target.
         let mut rows: Vec<(&String, usize, &str, bool, String)> = Vec::new();
         for (order, rel) in LINK_RELATIONS.iter().enumerate() {
-            self.scan(
-                &format!("{}{rel}", vocab::TG),
-                None,
-                |tool, target, graph| {
-                    let GraphName::NamedNode(graph) = graph else {
-                        return;
-                    };
-                    if let Some((tool, _)) = tools.get_key_value(&tool) {
-                        let extracted = graph.as_str().ends_with("#extracted");
-                        rows.push((tool, order.min(4), rel, extracted, term_str(&target)));
-                    }
-                },
-            )?;
+            self.scan(rel, None, |tool, target, graph| {
+                let GraphName::NamedNode(graph) = graph else {
+                    return;
+                };
+                if let Some((tool, _)) = tools.get_key_value(&tool) {
+                    let extracted = graph.as_str().ends_with("#extracted");
+                    rows.push((tool, order.min(4), rel, extracted, term_str(&target)));
+                }
+            })?;
         }
         rows.sort_unstable();
         let rows: Vec<(String, &str, bool, String)> = rows
@@ -297,8 +281,8 @@ impl OxigraphStore {
                 },
             };
             match *rel {
-                "performs" => t.verbs.push(link),
-                "primaryEntity" => {
+                tg::PERFORMS => t.verbs.push(link),
+                tg::PRIMARY_ENTITY => {
                     // Primary entities first, weighted highest.
                     t.entities.retain(|l| l.iri != link.iri);
                     t.entities.insert(
@@ -309,20 +293,20 @@ impl OxigraphStore {
                         },
                     );
                 }
-                "actsOn" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                tg::ACTS_ON if !t.entities.iter().any(|l| l.iri == link.iri) => {
                     t.entities.push(link);
                 }
-                "mentions" if !t.entities.iter().any(|l| l.iri == link.iri) => {
+                tg::MENTIONS if !t.entities.iter().any(|l| l.iri == link.iri) => {
                     t.entities.push(Link {
                         weight: 0.4,
                         ..link
                     });
                 }
-                "inDomain" => t.domains.push(link),
-                "inCategory" => t.categories.push(link),
-                "requiresIntegration" => t.integrations.push(link),
-                "availableOnChannel" => t.channels.push(link),
-                "dependsOn" => {
+                tg::IN_DOMAIN => t.domains.push(link),
+                tg::IN_CATEGORY => t.categories.push(link),
+                tg::REQUIRES_INTEGRATION => t.integrations.push(link),
+                tg::AVAILABLE_ON_CHANNEL => t.channels.push(link),
+                tg::DEPENDS_ON => {
                     let key = (tool.clone(), target.clone());
                     let qualifiers = qualified.get(&key).cloned().unwrap_or_default();
                     t.depends_on.push(Dependency {
@@ -343,18 +327,18 @@ impl OxigraphStore {
     /// one SPARQL query.
     pub(super) fn read_links(&self) -> Result<Vec<ToolLink>> {
         let mut tools: HashSet<String> = HashSet::new();
-        self.scan(vocab::RDF_TYPE, Some(TOOL_CLASS), |iri, _, _| {
+        self.scan(vocab::RDF_TYPE, Some(tg::TOOL), |iri, _, _| {
             tools.insert(iri);
         })?;
         let extracted = |g: &NamedNode| g.as_str().ends_with("#extracted");
         let mut out = Vec::new();
         for (rel, kind) in [
-            ("performs", LinkKind::Performs),
-            ("primaryEntity", LinkKind::PrimaryEntity),
-            ("actsOn", LinkKind::ActsOn),
-            ("mentions", LinkKind::Mentions),
+            (tg::PERFORMS, LinkKind::Performs),
+            (tg::PRIMARY_ENTITY, LinkKind::PrimaryEntity),
+            (tg::ACTS_ON, LinkKind::ActsOn),
+            (tg::MENTIONS, LinkKind::Mentions),
         ] {
-            self.scan(&tg(rel), None, |tool, target, graph| {
+            self.scan(rel, None, |tool, target, graph| {
                 if let (GraphName::NamedNode(g), true) = (graph, tools.contains(&tool)) {
                     out.push(ToolLink {
                         tool,
@@ -366,12 +350,12 @@ impl OxigraphStore {
             })?;
         }
         let mut owners: HashMap<(String, NamedNode), Vec<String>> = HashMap::new();
-        self.scan(&tg("parameter"), None, |tool, node, graph| {
+        self.scan(tg::PARAMETER_PROP, None, |tool, node, graph| {
             if let (GraphName::NamedNode(g), true) = (graph, tools.contains(&tool)) {
                 owners.entry((term_str(&node), g)).or_default().push(tool);
             }
         })?;
-        self.scan(&tg("paramEntity"), None, |node, target, graph| {
+        self.scan(tg::PARAM_ENTITY, None, |node, target, graph| {
             let GraphName::NamedNode(g) = graph else {
                 return;
             };
@@ -396,13 +380,13 @@ impl OxigraphStore {
     /// would keep of every combination).
     fn params(&self, tools: &BTreeMap<String, Tool>) -> Result<HashMap<String, Vec<Param>>> {
         let mut owners: HashMap<String, Vec<&String>> = HashMap::new();
-        self.scan(&tg("parameter"), None, |tool, node, _| {
+        self.scan(tg::PARAMETER_PROP, None, |tool, node, _| {
             if let Some((tool, _)) = tools.get_key_value(&tool) {
                 owners.entry(term_str(&node)).or_default().push(tool);
             }
         })?;
         let mut nodes: HashMap<String, (Vec<String>, Param)> = HashMap::new();
-        self.scan(&tg("paramName"), None, |node, name, _| {
+        self.scan(tg::PARAM_NAME, None, |node, name, _| {
             if owners.contains_key(&node) {
                 nodes.entry(node).or_default().0.push(literal(name));
             }
@@ -412,17 +396,17 @@ impl OxigraphStore {
                 *slot = Some(value);
             }
         };
-        self.scan(&tg("paramType"), None, |node, value, _| {
+        self.scan(tg::PARAM_TYPE, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
                 least(&mut p.ty, literal(value));
             }
         })?;
-        self.scan(&tg("paramEntity"), None, |node, value, _| {
+        self.scan(tg::PARAM_ENTITY, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
                 least(&mut p.entity, literal(value));
             }
         })?;
-        self.scan(&tg("paramDescription"), None, |node, value, _| {
+        self.scan(tg::PARAM_DESCRIPTION, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
                 let value = literal(value);
                 if (value.len(), std::cmp::Reverse(&value))
@@ -432,7 +416,7 @@ impl OxigraphStore {
                 }
             }
         })?;
-        self.scan(&tg("paramRequired"), None, |node, value, _| {
+        self.scan(tg::PARAM_REQUIRED, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
                 p.required |= parse_bool(Some(&literal(value))).unwrap_or(false);
             }
