@@ -59,11 +59,7 @@ pub fn migrate(data_dir: &Path, to: &Neo4jStore, replace: bool) -> Result<Migrat
             .iter()
             .zip(&stored.hashes)
             .filter_map(|(id, hash)| {
-                Some((
-                    iris.get(id)?.clone(),
-                    hash.clone(),
-                    stored.index.get(id)?.to_vec(),
-                ))
+                Some((iris.get(id)?.clone(), hash.clone(), stored.index.get(id)?))
             })
             .collect();
         to.put_tool_vectors(&stored.model_id, &rows)?;

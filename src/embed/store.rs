@@ -185,12 +185,13 @@ fn decode_bin(bin: &[u8]) -> std::result::Result<(usize, Vec<f32>), String> {
 }
 
 fn encode_bin(index: &VectorIndex) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + index.data().len() * 4);
+    let values = index.values();
+    let mut out = Vec::with_capacity(HEADER + values.len() * 4);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&u32::try_from(index.dim()).unwrap_or(u32::MAX).to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&(index.len() as u64).to_le_bytes());
-    for x in index.data() {
+    for x in values {
         out.extend_from_slice(&x.to_le_bytes());
     }
     out

@@ -75,10 +75,18 @@ impl Reuse<'_> {
                 .collect(),
         }
     }
-    fn row(&self, i: usize) -> Option<&[f32]> {
+    /// Adds stored row `row` to `index` under `id` (a row kept in memory
+    /// as it is kept there); `false` when there is no such row.
+    fn push_into(&self, index: &mut VectorIndex, id: &str, row: usize) -> bool {
         match self {
-            Reuse::Memory(v) => v.index.row(i),
-            Reuse::Disk(s) => s.row(i),
+            Reuse::Memory(v) => index.push_copy(id, &v.index, row),
+            Reuse::Disk(s) => s.row(row).is_some_and(|r| index.push(id, r)),
+        }
+    }
+    fn has_row(&self, row: usize) -> bool {
+        match self {
+            Reuse::Memory(v) => row < v.index.len(),
+            Reuse::Disk(s) => s.row(row).is_some(),
         }
     }
 }
@@ -308,8 +316,10 @@ fn wanted_texts(tools: &[Tool]) -> Vec<(&str, String)> {
 struct Plan<'a> {
     wanted: &'a [(&'a str, String)],
     hashes: &'a [String],
-    /// The reused vector of each wanted tool.
-    kept: Vec<Option<&'a [f32]>>,
+    /// Where the vectors reused come from.
+    reuse: Option<&'a Reuse<'a>>,
+    /// The reused row of each wanted tool.
+    kept: Vec<Option<usize>>,
     /// Wanted tools with no reused vector, by index.
     to_embed: Vec<usize>,
     /// Vectors embedded here (or ahead), by wanted index.
@@ -331,7 +341,7 @@ impl<'a> Plan<'a> {
         for (i, ((id, _), hash)) in wanted.iter().zip(hashes).enumerate() {
             let row = reuse.and_then(|r| {
                 let (row, h) = stored_rows.get(id)?;
-                (*h == hash.as_str()).then(|| r.row(*row)).flatten()
+                (*h == hash.as_str() && r.has_row(*row)).then_some(*row)
             });
             if row.is_none() {
                 to_embed.push(i);
@@ -341,6 +351,7 @@ impl<'a> Plan<'a> {
         Self {
             wanted,
             hashes,
+            reuse,
             kept,
             fresh: HashMap::with_capacity(to_embed.len()),
             to_embed,
@@ -459,14 +470,17 @@ impl<'a> Plan<'a> {
     fn assemble(&self, dim: usize) -> Result<VectorIndex> {
         let mut index = VectorIndex::new(dim);
         for (i, ((id, _), row)) in self.wanted.iter().zip(&self.kept).enumerate() {
-            let v = match (row, self.fresh.get(&i).or_else(|| self.fetched.get(&i))) {
-                (Some(v), _) => *v,
-                (None, Some(v)) => v.as_slice(),
-                (None, None) => {
-                    return Err(Error::model_msg(format!("no vector for tool `{id}`")));
-                }
+            // A row that cannot be added (an id twice) is left out, as
+            // `push` leaves it out.
+            match (row, self.reuse) {
+                (Some(row), Some(reuse)) => reuse.push_into(&mut index, id, *row),
+                _ => match self.fresh.get(&i).or_else(|| self.fetched.get(&i)) {
+                    Some(v) => index.push(id, v),
+                    None => {
+                        return Err(Error::model_msg(format!("no vector for tool `{id}`")));
+                    }
+                },
             };
-            index.push(id, v);
         }
         Ok(index)
     }

@@ -154,7 +154,7 @@ impl Engine {
             .iter()
             .map(|t| {
                 let row = *rows.get(crate::embed::content_hash(t).as_str())?;
-                held.and_then(|v| v.index.row(row)).map(<[f32]>::to_vec)
+                held.and_then(|v| v.index.row(row))
             })
             .collect();
         let missing: Vec<String> = texts

@@ -1,4 +1,4 @@
-//! Brute-force vector search: exact over `f32` rows, a quick pass over
+//! Brute-force vector search: exact over half-precision rows, a quick pass over
 //! int8 codes of the same rows with a proven error bound (what a request
 //! scans first, so exact dot products are computed only where they can
 //! change a ranking), and over a large catalog a first pass over one sign
@@ -7,6 +7,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::{dot, int8, normalize};
@@ -19,14 +21,20 @@ const PAR_ROWS: usize = 16_384;
 /// threads.
 const SPLIT_ROWS: usize = 1_024;
 
-/// Top-k over contiguous row-major `f32` rows. Rows are L2-normalised when
-/// added, so a dot product with a unit query is the cosine. Every row also
-/// has int8 codes (symmetric, one scale per row) for the quick pass (`approx_scores_with`).
+/// Dimensions widened to `f32` at a time for an exact score.
+const WIDEN: usize = 128;
+
+/// Top-k over contiguous row-major rows. Rows are L2-normalised when
+/// added, then kept at half precision (IEEE binary16: 2 bytes a dimension,
+/// half of `f32`'s; a unit row's cosine moves by less than 3e-4 with it,
+/// far below what separates two tools, and every score here, exact or
+/// approximate, is of the rows as kept). Every row also has int8 codes
+/// (symmetric, one scale per row) for the quick pass (`approx_scores_with`).
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     dim: usize,
     ids: Vec<String>,
-    data: Vec<f32>,
+    data: Vec<f16>,
     rows: HashMap<String, usize>,
     codes: Vec<i8>,
     /// Per row: `x ≈ scale * code`.
@@ -121,10 +129,14 @@ impl VectorIndex {
         if vector.len() != self.dim || self.rows.contains_key(id) {
             return false;
         }
-        let start = self.data.len();
-        self.data.extend_from_slice(vector);
-        if let Some(row) = self.data.get_mut(start..) {
-            normalize(row);
+        let mut row = vector.to_vec();
+        normalize(&mut row);
+        let half: Vec<f16> = row.iter().map(|&x| f16::from_f32(x)).collect();
+        // The row as kept: everything below is computed from it.
+        half.convert_to_f32_slice(&mut row);
+        self.data.extend_from_slice(&half);
+        {
+            let row = &row;
             let (codes, scale) = quantize(row);
             self.max_residual = self.max_residual.max(residual(row, &codes, scale));
             self.codes.extend(codes);
@@ -143,9 +155,40 @@ impl VectorIndex {
         true
     }
 
-    /// The rows, row-major, in [`Self::ids`] order.
-    pub(crate) fn data(&self) -> &[f32] {
-        &self.data
+    /// Adds row `row` of `other` as it is kept there (no second rounding,
+    /// no quantising again). Returns `false`, and changes nothing, when the
+    /// dims differ, the row does not exist or the id is already present.
+    pub(crate) fn push_copy(&mut self, id: &str, other: &VectorIndex, row: usize) -> bool {
+        let words = self.words();
+        let codes = row
+            .checked_mul(self.dim)
+            .and_then(|at| other.codes.get(at..at.checked_add(self.dim)?));
+        let signs = row
+            .checked_mul(words)
+            .and_then(|at| other.signs.get(at..at.checked_add(words)?));
+        let (Some(half), Some(codes), Some(&scale), Some(signs)) =
+            (other.half_row(row), codes, other.scales.get(row), signs)
+        else {
+            return false;
+        };
+        if other.dim != self.dim || self.rows.contains_key(id) {
+            return false;
+        }
+        let mut widened = vec![0.0; half.len()];
+        half.convert_to_f32_slice(&mut widened);
+        self.max_residual = self.max_residual.max(residual(&widened, codes, scale));
+        self.data.extend_from_slice(half);
+        self.codes.extend_from_slice(codes);
+        self.scales.push(scale);
+        self.signs.extend_from_slice(signs);
+        self.rows.insert(id.to_string(), self.ids.len());
+        self.ids.push(id.to_string());
+        true
+    }
+
+    /// Every value of every row, row-major, in [`Self::ids`] order.
+    pub(crate) fn values(&self) -> impl ExactSizeIterator<Item = f32> + '_ {
+        self.data.iter().map(|x| x.to_f32())
     }
 
     /// Length of each vector.
@@ -169,14 +212,36 @@ impl VectorIndex {
     }
 
     /// The stored (normalised) vector of `id`.
-    pub fn get(&self, id: &str) -> Option<&[f32]> {
+    pub fn get(&self, id: &str) -> Option<Vec<f32>> {
         let row = *self.rows.get(id)?;
         self.row(row)
     }
 
-    pub(crate) fn row(&self, row: usize) -> Option<&[f32]> {
+    /// Row `row`, widened to `f32`.
+    pub(crate) fn row(&self, row: usize) -> Option<Vec<f32>> {
+        let half = self.half_row(row)?;
+        let mut out = vec![0.0; half.len()];
+        half.convert_to_f32_slice(&mut out);
+        Some(out)
+    }
+
+    fn half_row(&self, row: usize) -> Option<&[f16]> {
         let start = row.checked_mul(self.dim)?;
         self.data.get(start..start.checked_add(self.dim)?)
+    }
+
+    /// Dot product of a half-precision row with `query` (of the same
+    /// length), widened a block at a time.
+    fn dot_half(half: &[f16], query: &[f32]) -> f32 {
+        let mut block = [0.0f32; WIDEN];
+        half.chunks(WIDEN)
+            .zip(query.chunks(WIDEN))
+            .map(|(h, q)| {
+                let widened = &mut block[..h.len()];
+                h.convert_to_f32_slice(widened);
+                dot(widened, q)
+            })
+            .sum()
     }
 
     /// Dot product of `query` with every row, in [`Self::ids`] order. Empty
@@ -191,15 +256,15 @@ impl VectorIndex {
         }
         self.data
             .chunks_exact(self.dim)
-            .map(|row| dot(row, query))
+            .map(|row| Self::dot_half(row, query))
             .collect()
     }
 
     /// Dot product of `query` with row `row` (0 past the end or for a query
     /// of the wrong length).
     pub(crate) fn score(&self, query: &[f32], row: usize) -> f32 {
-        match self.row(row) {
-            Some(r) if query.len() == self.dim => dot(r, query),
+        match self.half_row(row) {
+            Some(r) if query.len() == self.dim => Self::dot_half(r, query),
             _ => 0.0,
         }
     }
@@ -453,223 +518,4 @@ impl VectorIndex {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-    }
-
-    fn random_index(n: usize, dim: usize, seed: &mut u64) -> VectorIndex {
-        let mut idx = VectorIndex::new(dim);
-        for i in 0..n {
-            let v: Vec<f32> = (0..dim).map(|_| lcg(seed)).collect();
-            assert!(idx.push(&format!("tool{i:04}"), &v));
-        }
-        idx
-    }
-
-    fn naive(idx: &VectorIndex, q: &[f32], k: usize) -> Vec<(String, f32)> {
-        let mut all: Vec<(String, f32)> = idx
-            .ids()
-            .iter()
-            .map(|id| {
-                let s: f32 = idx.get(id).unwrap().iter().zip(q).map(|(a, b)| a * b).sum();
-                (id.clone(), s)
-            })
-            .collect();
-        all.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
-        all.truncate(k);
-        all
-    }
-
-    #[test]
-    fn top_k_matches_naive_sort() {
-        let mut seed = 7;
-        let idx = random_index(500, 24, &mut seed);
-        for k in [1, 5, 50, 499, 500, 800] {
-            let q: Vec<f32> = (0..24).map(|_| lcg(&mut seed)).collect();
-            let got = idx.top_k(&q, k, None);
-            let want = naive(&idx, &q, k);
-            assert_eq!(got.len(), want.len());
-            for (g, w) in got.iter().zip(&want) {
-                assert_eq!(g.0, w.0);
-                assert!((g.1 - w.1).abs() < 1e-5);
-            }
-        }
-    }
-
-    #[test]
-    fn int8_scores_stay_within_their_error_bound() {
-        let mut seed = 11;
-        // Sizes on both sides of the parallel threshold.
-        for (n, dim) in [(300, 384), (2 * PAR_ROWS + 5, 16)] {
-            let idx = random_index(n, dim, &mut seed);
-            for _ in 0..5 {
-                let mut q: Vec<f32> = (0..dim).map(|_| lcg(&mut seed)).collect();
-                normalize(&mut q);
-                let approx = idx.approx_scores(&q).unwrap();
-                assert_eq!(approx.scores.len(), n);
-                assert!(
-                    approx.error > 0.0 && approx.error < 0.05,
-                    "{}",
-                    approx.error
-                );
-                let exact = idx.scores(&q);
-                let worst = exact
-                    .iter()
-                    .zip(&approx.scores)
-                    .map(|(e, a)| (e - a).abs())
-                    .fold(0.0f32, f32::max);
-                assert!(worst <= approx.error, "{worst} > {}", approx.error);
-                for row in [0, n / 2, n - 1] {
-                    assert_eq!(idx.score(&q, row), exact[row]);
-                }
-            }
-        }
-        assert!(idx_of_zeros().approx_scores(&[0.0; 4]).unwrap().scores == [0.0]);
-        let idx = random_index(3, 8, &mut seed);
-        assert!(idx.approx_scores(&[1.0; 3]).is_none());
-        assert!(idx.approx_scores(&[f32::NAN; 8]).is_none());
-    }
-
-    #[test]
-    fn each_chunk_is_visited_once_in_row_order_with_its_scores() {
-        let mut seed = 13;
-        for n in [100, 2 * PAR_ROWS + 5] {
-            let idx = random_index(n, 8, &mut seed);
-            let mut q: Vec<f32> = (0..8).map(|_| lcg(&mut seed)).collect();
-            normalize(&mut q);
-            let (approx, visits) = idx
-                .approx_scores_with(&q, |first, scores, error| (first, scores.to_vec(), error))
-                .unwrap();
-            let mut next = 0;
-            for (first, scores, error) in &visits {
-                assert_eq!(*first, next, "chunks in row order, none skipped");
-                assert_eq!(scores[..], approx.scores[next..next + scores.len()]);
-                assert_eq!(*error, approx.error);
-                next += scores.len();
-            }
-            assert_eq!(next, n);
-            assert_eq!(visits.len(), if n > PAR_ROWS { 3 } else { 1 });
-        }
-    }
-
-    /// The first pass keeps exactly the best rows by `q·sign(r)` among
-    /// those accepted, whatever the chunking, ties to the lower row; its
-    /// int8 score of a row is the full pass's.
-    #[test]
-    fn sign_candidates_are_the_best_accepted_rows_by_signed_sum() {
-        let mut seed = 17;
-        for (n, dim) in [(300, 384), (2 * PAR_ROWS + 5, 64), (500, 70)] {
-            let idx = random_index(n, dim, &mut seed);
-            let mut q: Vec<f32> = (0..dim).map(|_| lcg(&mut seed)).collect();
-            normalize(&mut q);
-            let codes = idx.query_codes(&q).unwrap();
-            let sums: Vec<i32> = (0..n)
-                .map(|row| {
-                    let r = idx.row(row).unwrap();
-                    (0..dim)
-                        .filter(|&j| r[j] > 0.0)
-                        .map(|j| i32::from(codes.codes[j]))
-                        .sum()
-                })
-                .collect();
-            let accept = |row: usize| row % 3 != 1;
-            for (keep, filter) in [0, 1, 17, n / 2, n]
-                .into_iter()
-                .flat_map(|k| [(k, true), (k, false)])
-            {
-                let mut want: Vec<usize> = (0..n).filter(|&r| !filter || accept(r)).collect();
-                want.sort_by(|&a, &b| sums[b].cmp(&sums[a]).then(a.cmp(&b)));
-                want.truncate(keep);
-                want.sort_unstable();
-                let mut got = idx.sign_candidates(&codes, keep, filter.then_some(accept));
-                got.sort_unstable();
-                assert_eq!(got, want, "n {n} dim {dim} keep {keep} filter {filter}");
-            }
-            let full = idx.approx_scores(&q).unwrap();
-            assert_eq!(full.error, codes.error);
-            let rows = [n - 1, 0, n / 3, n];
-            let got = idx.approx_rows(&codes, &rows);
-            assert_eq!(
-                got[..3],
-                [full.scores[n - 1], full.scores[0], full.scores[n / 3]]
-            );
-            assert_eq!(got[3], 0.0, "past the end");
-            // Enough rows for two threads (on the large index).
-            let many: Vec<usize> = (0..n).rev().step_by(7).collect();
-            let want: Vec<f32> = many.iter().map(|&r| full.scores[r]).collect();
-            assert_eq!(idx.approx_rows(&codes, &many), want, "n {n}");
-        }
-    }
-
-    #[test]
-    fn ties_at_the_cut_go_to_the_lower_rows() {
-        let mut idx = VectorIndex::new(2);
-        for i in 0..50 {
-            idx.push(
-                &format!("t{i:02}"),
-                &[1.0, if i % 2 == 0 { 1.0 } else { -1.0 }],
-            );
-        }
-        let codes = idx.query_codes(&[0.6, 0.8]).unwrap();
-        for accept in [None, Some(|_| true)] {
-            let mut got = idx.sign_candidates(&codes, 4, accept);
-            got.sort_unstable();
-            assert_eq!(got, [0, 2, 4, 6], "equal sums: the lowest rows");
-        }
-    }
-
-    fn idx_of_zeros() -> VectorIndex {
-        let mut idx = VectorIndex::new(4);
-        idx.push("zero", &[0.0; 4]);
-        idx
-    }
-
-    #[test]
-    fn rows_are_normalised_and_scores_follow_ids_order() {
-        let mut idx = VectorIndex::new(2);
-        assert!(idx.push("a", &[3.0, 4.0]));
-        assert!(idx.push("b", &[0.0, 2.0]));
-        assert!(!idx.push("a", &[1.0, 0.0]), "duplicate id rejected");
-        assert!(!idx.push("c", &[1.0]), "wrong length rejected");
-        assert_eq!(idx.len(), 2);
-        assert_eq!(idx.get("a").unwrap(), &[0.6, 0.8]);
-        assert_eq!(idx.scores(&[0.0, 1.0]), vec![0.8, 1.0]);
-        assert!(idx.get("zzz").is_none());
-    }
-
-    #[test]
-    fn filter_and_ties() {
-        let mut idx = VectorIndex::new(2);
-        for id in ["d", "b", "c", "a"] {
-            idx.push(id, &[1.0, 0.0]);
-        }
-        idx.push("e", &[0.0, 1.0]);
-        let got = idx.top_k(&[1.0, 0.0], 3, None);
-        let ids: Vec<&str> = got.iter().map(|(i, _)| i.as_str()).collect();
-        assert_eq!(ids, ["a", "b", "c"], "equal scores ordered by id");
-
-        let allow = |id: &str| id != "a" && id != "c";
-        let got = idx.top_k(&[1.0, 0.0], 10, Some(&allow));
-        let ids: Vec<&str> = got.iter().map(|(i, _)| i.as_str()).collect();
-        assert_eq!(ids, ["b", "d", "e"]);
-    }
-
-    #[test]
-    fn degenerate_queries_do_not_panic() {
-        let mut seed = 1;
-        let idx = random_index(10, 8, &mut seed);
-        assert!(idx.top_k(&[1.0; 3], 5, None).is_empty(), "wrong dim");
-        assert!(idx.top_k(&[1.0; 8], 0, None).is_empty());
-        let nan = idx.top_k(&[f32::NAN; 8], 3, None);
-        assert_eq!(nan.len(), 3);
-        let empty = VectorIndex::new(8);
-        assert!(empty.top_k(&[1.0; 8], 3, None).is_empty());
-        assert!(empty.is_empty());
-    }
-}
+mod tests;
