@@ -77,3 +77,20 @@ pub fn trim_c_heap(every: std::time::Duration) {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = every;
 }
+
+/// Returns to the OS, now, the memory mimalloc holds free: what building a
+/// snapshot freed (the store's read-back, the lists and maps it was built
+/// from, the previous snapshot when no request holds it any more). Left
+/// to the purge delay, most of it stayed: its pages are spread over the
+/// heaps of the threads that read the store (abandoned when they ended)
+/// and partly filled, and only pages with nothing live are purged. `serve`
+/// on the 100k perf store: ready at 1.58 GB RSS without this, 0.86 GB with
+/// it; after a 20 s load test 1.16 against 1.05 GB. Called after every
+/// publish; a no-op where mimalloc is not the global allocator (its own
+/// heap is then empty).
+#[allow(unsafe_code)]
+pub fn release_freed() {
+    // SAFETY: `mi_collect(force)` takes a flag and touches only
+    // mimalloc's own free lists; safe to call from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}

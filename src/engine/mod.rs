@@ -274,6 +274,9 @@ impl Engine {
             .last_sync
             .write()
             .unwrap_or_else(PoisonError::into_inner) = sync.clone();
+        let t = std::time::Instant::now();
+        crate::alloc::release_freed();
+        tracing::debug!("freed memory returned in {:?}", t.elapsed());
         Ok(sync)
     }
 
