@@ -1,6 +1,7 @@
 //! Plain data shared by every module: tools, descriptors, mentions, scores.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Where a link in a constellation came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -313,8 +314,12 @@ impl<'de> Deserialize<'de> for Dependency {
 /// A link from a tool to an ontology node, with where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Link {
-    pub iri: String,
-    pub label: String,
+    /// Shared: a catalog's links point at a few thousand ontology nodes, so
+    /// each IRI and label is held once however many tools link to it.
+    #[schema(value_type = String)]
+    pub iri: Arc<str>,
+    #[schema(value_type = String)]
+    pub label: Arc<str>,
     pub provenance: Provenance,
     /// 1.0 for curated links; extracted links carry the extractor's weight.
     pub weight: f32,

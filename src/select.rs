@@ -94,7 +94,7 @@ fn finest<'t>(catalog: &Catalog, t: &'t Tool) -> impl Iterator<Item = &'t Link> 
                     && catalog
                         .ancestors(&o.iri, 4)
                         .iter()
-                        .any(|(a, _)| *a == d.iri)
+                        .any(|(a, _)| **a == *d.iri)
             })
     })
 }
@@ -143,7 +143,7 @@ fn message_domains(catalog: &Catalog, scope: &Scope, ranking: &Ranking<'_>) -> V
                 catalog.tools()[i]
                     .entities
                     .iter()
-                    .any(|e| e.weight >= 0.5 && m.iris.iter().any(|r| r.iri == e.iri))
+                    .any(|e| e.weight >= 0.5 && m.iris.iter().any(|r| *r.iri == *e.iri))
             })
             .collect();
         let best = acting.iter().copied().min_by_key(|&i| rank_of(i));
@@ -355,7 +355,7 @@ pub(crate) fn by_intents<'a>(
             if intent.tools.contains(&t.iri)
                 || t.categories
                     .iter()
-                    .any(|c| intent.categories.contains(&c.iri))
+                    .any(|c| intent.categories.iter().any(|i| **i == *c.iri))
             {
                 picked.insert(i);
             }

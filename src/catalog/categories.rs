@@ -17,6 +17,7 @@
 
 use crate::model::{Link, Provenance, Tool};
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
 
 /// Votes per category index.
 type Votes = HashMap<usize, u32>;
@@ -38,7 +39,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
         return;
     }
     // The categories, by index, with their labels.
-    let mut cats: Vec<(String, String)> = Vec::new();
+    let mut cats: Vec<(Arc<str>, Arc<str>)> = Vec::new();
     let mut cat_of: HashMap<String, usize> = HashMap::default();
     let mut by_entity: HashMap<&str, Votes> = HashMap::default();
     let mut by_entity_verb: HashMap<(&str, &str), Votes> = HashMap::default();
@@ -48,7 +49,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
             .categories
             .iter()
             .map(|c| {
-                *cat_of.entry(c.iri.clone()).or_insert_with(|| {
+                *cat_of.entry(c.iri.to_string()).or_insert_with(|| {
                     cats.push((c.iri.clone(), c.label.clone()));
                     cats.len() - 1
                 })
@@ -81,16 +82,12 @@ pub(super) fn infer(tools: &mut [Tool]) {
         for e in strong(t) {
             add(&mut votes, by_entity.get(e), 2);
             for v in &t.verbs {
-                add(&mut votes, by_entity_verb.get(&(e, v.iri.as_str())), 1);
+                add(&mut votes, by_entity_verb.get(&(e, &*v.iri)), 1);
             }
         }
         for v in &t.verbs {
             for d in &t.domains {
-                add(
-                    &mut votes,
-                    by_verb_domain.get(&(v.iri.as_str(), d.iri.as_str())),
-                    2,
-                );
+                add(&mut votes, by_verb_domain.get(&(&*v.iri, &*d.iri)), 2);
             }
         }
         let total: u32 = votes.values().sum();
@@ -118,7 +115,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
 fn strong(t: &Tool) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
     for e in t.entities.iter().filter(|e| e.weight >= 0.5) {
-        if !out.contains(&e.iri.as_str()) {
+        if !out.contains(&&*e.iri) {
             out.push(&e.iri);
         }
     }
@@ -184,7 +181,7 @@ mod tests {
         infer(&mut tools);
         let air = &tools[4].categories;
         assert_eq!(air.len(), 1);
-        assert_eq!(air[0].iri, "c/booking");
+        assert_eq!(&*air[0].iri, "c/booking");
         assert_eq!(air[0].provenance, Provenance::Extracted);
         assert!(air[0].weight > 0.5 && air[0].weight <= 1.0, "{air:?}");
         assert!(

@@ -396,18 +396,15 @@ impl<'t> Producers<'t> {
         let mut by_label: HashMap<String, Vec<String>> = HashMap::new();
         let mut by_name: HashMap<String, Vec<(usize, f32, bool)>> = HashMap::new();
         for (j, t) in tools.iter().enumerate() {
-            let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.clone()).collect();
+            let verbs: Vec<String> = t.verbs.iter().map(|v| v.iri.to_string()).collect();
             let Some(w) = producer_weight(&verbs, broader) else {
                 continue;
             };
             if let Some(primary) = t.entities.first() {
-                by_entity
-                    .entry(primary.iri.as_str())
-                    .or_default()
-                    .push((j, w));
+                by_entity.entry(&*primary.iri).or_default().push((j, w));
                 let labels = by_label.entry(primary.label.to_lowercase()).or_default();
-                if !labels.contains(&primary.iri) {
-                    labels.push(primary.iri.clone());
+                if !labels.iter().any(|l| **l == *primary.iri) {
+                    labels.push(primary.iri.to_string());
                 }
             }
             let words: Vec<String> = tokenize(&t.name)

@@ -75,7 +75,7 @@ impl Lookups {
             l.by_iri.insert(t.iri.clone(), i);
             l.by_source.entry(t.source.clone()).or_default().push(i);
             for d in &t.domains {
-                let tools = l.by_domain.entry(d.iri.clone()).or_default();
+                let tools = l.by_domain.entry(d.iri.to_string()).or_default();
                 if tools.last() != Some(&i) {
                     tools.push(i);
                 }
@@ -86,8 +86,8 @@ impl Lookups {
             }
             let mut seen = HashSet::new();
             for e in &t.entities {
-                if seen.insert(e.iri.as_str()) {
-                    *l.entity_df.entry(e.iri.clone()).or_default() += 1;
+                if seen.insert(&*e.iri) {
+                    *l.entity_df.entry(e.iri.to_string()).or_default() += 1;
                 }
             }
         }

@@ -6,13 +6,8 @@ use toolgraph::model::{Constellation, Dependency, Link, Provenance, Tool};
 
 /// One line per tool: name, verbs, first entities, read-only.
 pub(crate) fn tool_line(t: &Tool) -> String {
-    let verbs: Vec<&str> = t.verbs.iter().map(|l| l.label.as_str()).collect();
-    let ents: Vec<&str> = t
-        .entities
-        .iter()
-        .take(4)
-        .map(|l| l.label.as_str())
-        .collect();
+    let verbs: Vec<&str> = t.verbs.iter().map(|l| &*l.label).collect();
+    let ents: Vec<&str> = t.entities.iter().take(4).map(|l| &*l.label).collect();
     format!(
         "{:<32} {:<12} {}{}",
         t.name,

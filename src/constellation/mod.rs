@@ -40,12 +40,12 @@ impl Links {
             return;
         }
         let weight = weight.min(1.0);
-        if let Some(l) = self.0.iter_mut().find(|l| l.iri == iri) {
+        if let Some(l) = self.0.iter_mut().find(|l| &*l.iri == iri) {
             l.weight = l.weight.max(weight);
         } else {
             self.0.push(Link {
-                iri: iri.to_string(),
-                label: label.to_string(),
+                iri: iri.into(),
+                label: label.into(),
                 provenance: Provenance::Extracted,
                 weight,
             });

@@ -15,7 +15,7 @@ fn desc(name: &str, description: &str) -> ToolDescriptor {
 }
 
 fn iris(l: &[Link]) -> Vec<&str> {
-    l.iter().map(|l| l.iri.as_str()).collect()
+    l.iter().map(|l| &*l.iri).collect()
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn name_verb_and_entities() {
         &x,
     );
     assert_eq!(iris(&c.verbs), [format!("{VERB}reserve")]);
-    assert_eq!(c.entities[0].iri, format!("{ENT}Reservation"));
+    assert_eq!(*c.entities[0].iri, format!("{ENT}Reservation"));
     assert!((c.entities[0].weight - 1.0).abs() < 1e-6);
     assert!(iris(&c.entities).contains(&format!("{ENT}Restaurant").as_str()));
     assert!(
@@ -51,7 +51,7 @@ fn name_verb_and_entities() {
 
     let c = build(&desc("getWeather", "Get the weather for a location"), &x);
     assert!(c.read_only);
-    assert_eq!(c.entities[0].iri, format!("{ENT}Weather"));
+    assert_eq!(*c.entities[0].iri, format!("{ENT}Weather"));
 }
 
 #[test]
@@ -111,11 +111,11 @@ fn domains_and_params() {
         ]
     );
     assert_eq!(iris(&c.verbs), [format!("{VERB}search")]);
-    assert_eq!(c.entities[0].iri, format!("{ENT}Movie"));
+    assert_eq!(*c.entities[0].iri, format!("{ENT}Movie"));
     let place = c
         .entities
         .iter()
-        .find(|l| l.iri == format!("{ENT}Place"))
+        .find(|l| *l.iri == format!("{ENT}Place"))
         .expect("param");
     assert!((place.weight - 0.4).abs() < 1e-6);
     assert!(c.read_only);
@@ -124,7 +124,7 @@ fn domains_and_params() {
 
     let c = build(&desc("math.triangle_area_heron", "Compute the area"), &x);
     assert_eq!(iris(&c.domains), [format!("{}math", vocab::DOMAIN)]);
-    assert!(c.entities.iter().any(|l| l.iri == format!("{ENT}Area")));
+    assert!(c.entities.iter().any(|l| *l.iri == format!("{ENT}Area")));
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn brands_link_their_class_and_domain() {
     let link = c
         .entities
         .iter()
-        .find(|l| l.iri == brand)
+        .find(|l| *l.iri == brand)
         .expect("brand link");
     assert!(link.weight <= 0.85 && link.weight >= 0.5, "{link:?}");
     assert!(iris(&c.domains).contains(&format!("{}southwest", vocab::DOMAIN).as_str()));

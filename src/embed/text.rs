@@ -138,7 +138,7 @@ mod tests {
 
     fn link(label: &str) -> Link {
         Link {
-            iri: format!("urn:x:{label}"),
+            iri: format!("urn:x:{label}").into(),
             label: label.into(),
             provenance: Provenance::Curated,
             weight: 1.0,

@@ -185,7 +185,7 @@ impl Engine {
                     score: r.details.fused,
                     confidence: r.confidence,
                     description: t.description.clone(),
-                    categories: t.categories.iter().map(|c| c.label.clone()).collect(),
+                    categories: t.categories.iter().map(|c| c.label.to_string()).collect(),
                     details: r.details,
                     prerequisites: catalog.names_of(&r.prerequisites),
                     plan: r.plan,

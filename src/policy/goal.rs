@@ -68,14 +68,14 @@ pub(super) fn verdict<'a>(catalog: &'a Catalog, goal: &'a Goal, idx: usize) -> V
     let category = tool
         .categories
         .iter()
-        .find(|c| goal.categories.contains(&c.iri));
+        .find(|c| goal.categories.iter().any(|g| **g == *c.iri));
     if !goal.categories.is_empty() && category.is_none() {
         return Err(Reason::CategoryNotWithin(&tool.categories, name));
     }
     Ok(Reason::WithinGoal {
         verb: &verb.label,
-        entity: entity.map(|e| e.label.as_str()),
-        category: category.map(|c| c.label.as_str()),
+        entity: entity.map(|e| &*e.label),
+        category: category.map(|c| &*c.label),
         goal: name,
         listed: goal.tools.contains(&tool.iri),
     })

@@ -77,7 +77,7 @@ fn labels(links: &[Link]) -> String {
     } else {
         links
             .iter()
-            .map(|l| l.label.as_str())
+            .map(|l| &*l.label)
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -185,7 +185,7 @@ pub(super) fn org_verdict<'a>(catalog: &'a Catalog, org: &'a Org, idx: usize) ->
     if let Some(missing) = tool
         .integrations
         .iter()
-        .find(|l| !org.integrations.contains(&l.iri))
+        .find(|l| !org.integrations.iter().any(|i| **i == *l.iri))
     {
         return Err(Reason::NeedsIntegration(&missing.label, name));
     }
@@ -208,7 +208,7 @@ pub(super) fn agent_verdict<'a>(
         let by_category = profile.and_then(|pr| {
             tool.categories
                 .iter()
-                .find(|c| pr.categories.contains(&c.iri))
+                .find(|c| pr.categories.iter().any(|p| **p == *c.iri))
         });
         if !whole && by_category.is_none() {
             return Err(Reason::NotInProfile {
@@ -223,7 +223,7 @@ pub(super) fn agent_verdict<'a>(
         if !whole {
             inferred = by_category
                 .filter(|c| c.provenance == Provenance::Extracted)
-                .map(|c| c.label.as_str());
+                .map(|c| &*c.label);
         }
     }
     if !agent.enabled.is_empty() && !agent.enabled.contains(&tool.iri) {
@@ -284,7 +284,7 @@ pub(super) fn channel_verdict<'a>(
     {
         return Err(Reason::ChannelBlocks(label, reason.as_deref()));
     }
-    if !tool.channels.is_empty() && !tool.channels.iter().any(|l| l.iri == channel) {
+    if !tool.channels.is_empty() && !tool.channels.iter().any(|l| &*l.iri == channel) {
         return Err(Reason::OnlyOn(&tool.channels, label));
     }
     Ok(Reason::AvailableOn(label))

@@ -38,7 +38,7 @@ fn facts(catalog: &Catalog, idx: usize) -> Vec<(String, f32)> {
     let mut out: Vec<(String, f32)> = Vec::new();
     for e in t.entities.iter().filter(|l| l.weight >= 0.5) {
         out.push((
-            e.iri.clone(),
+            e.iri.to_string(),
             catalog.idf(&e.iri)
                 + if std::ptr::eq(e, &t.entities[0]) {
                     1.0
@@ -48,10 +48,10 @@ fn facts(catalog: &Catalog, idx: usize) -> Vec<(String, f32)> {
         ));
     }
     for v in &t.verbs {
-        out.push((v.iri.clone(), 0.5));
+        out.push((v.iri.to_string(), 0.5));
     }
     for d in &t.domains {
-        out.push((d.iri.clone(), 0.3));
+        out.push((d.iri.to_string(), 0.3));
     }
     out
 }

@@ -275,7 +275,7 @@ fn fingerprint(store: &dyn GraphStore) -> (usize, Vec<String>, Vec<String>) {
         .unwrap()
         .into_iter()
         .map(|t| {
-            let mut verbs: Vec<&str> = t.verbs.iter().map(|v| v.iri.as_str()).collect();
+            let mut verbs: Vec<&str> = t.verbs.iter().map(|v| &*v.iri).collect();
             verbs.sort();
             format!("{} {} {}", t.name, verbs.join(","), t.params.len())
         })
@@ -680,7 +680,7 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
     let reserve = format!("{}reserve", toolgraph::vocab::VERB);
     let reserving = tools
         .iter()
-        .filter(|t| t.verbs.iter().any(|v| v.iri == reserve))
+        .filter(|t| t.verbs.iter().any(|v| *v.iri == reserve))
         .count() as u64;
     assert!(reserving >= 5, "{reserving}");
     let none = serde_json::json!({});

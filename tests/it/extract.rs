@@ -136,7 +136,7 @@ fn sealtools_tools_get_a_verb_and_an_entity() {
         }
         if c.verbs
             .iter()
-            .any(|l| c.new_verbs.iter().all(|t| t.iri != l.iri))
+            .any(|l| c.new_verbs.iter().all(|t| *t.iri != *l.iri))
         {
             ontology_verb += 1;
         }

@@ -1407,7 +1407,7 @@ fn oracle_tools(engine: &Engine) -> Vec<Facts> {
                 .iter()
                 .map(|l| toolgraph::vocab::local_name(&l.iri).to_string())
                 .collect(),
-            categories: t.categories.iter().map(|l| l.iri.clone()).collect(),
+            categories: t.categories.iter().map(|l| l.iri.to_string()).collect(),
         })
         .collect()
 }

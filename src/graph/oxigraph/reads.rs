@@ -9,6 +9,7 @@ use crate::vocab::{self, local_name, tg};
 use oxigraph::model::{GraphName, NamedNode, NamedOrBlankNode, Term};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 const Q_NODE_LABELS: &str = include_str!("../../../queries/node_labels.rq");
 const Q_TOOL_DEPENDENCIES: &str = include_str!("../../../queries/tool_dependencies.rq");
@@ -258,6 +259,8 @@ impl OxigraphStore {
             .into_iter()
             .map(|(tool, _, rel, extracted, target)| (tool.clone(), rel, extracted, target))
             .collect();
+        // Each target's IRI and label once, shared by every link to it.
+        let mut shared: HashMap<&str, (Arc<str>, Arc<str>)> = HashMap::new();
         for (tool, rel, extracted, target) in &rows {
             let Some(t) = tools.get_mut(tool) else {
                 continue;
@@ -267,11 +270,14 @@ impl OxigraphStore {
             } else {
                 Provenance::Curated
             };
-            let label = labels
-                .get(target)
-                .map_or_else(|| local_name(target).to_string(), |(_, l)| l.clone());
+            let (iri, label) = shared.entry(target.as_str()).or_insert_with(|| {
+                let label = labels
+                    .get(target)
+                    .map_or_else(|| local_name(target), |(_, l)| l.as_str());
+                (target.as_str().into(), label.into())
+            });
             let link = Link {
-                iri: target.clone(),
+                iri: iri.clone(),
                 label: label.clone(),
                 provenance,
                 weight: if provenance == Provenance::Curated {
@@ -310,7 +316,10 @@ impl OxigraphStore {
                     let key = (tool.clone(), target.clone());
                     let qualifiers = qualified.get(&key).cloned().unwrap_or_default();
                     t.depends_on.push(Dependency {
-                        on: names.get(target).cloned().unwrap_or(label),
+                        on: names
+                            .get(target)
+                            .cloned()
+                            .unwrap_or_else(|| label.to_string()),
                         ..qualifiers
                     });
                 }
