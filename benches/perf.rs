@@ -62,6 +62,8 @@ mod common;
 use common::root;
 #[path = "perf/fresh.rs"]
 mod fresh;
+#[path = "perf/million.rs"]
+mod million;
 #[path = "perf/multistep.rs"]
 mod multistep;
 #[path = "perf/paced.rs"]
@@ -128,6 +130,14 @@ fn main() {
         Arc::new(FastEmbedder::load(&default_model_dir()).unwrap_or_else(|e| panic!("{e}")));
     if std::env::var_os("TOOLGRAPH_PERF_EMBED_GAPS").is_some() {
         return embed_gaps(&dir, &model);
+    }
+    if let Some(store) = std::env::var_os("TOOLGRAPH_PERF_RSS_OF") {
+        let tools = std::env::var("TOOLGRAPH_PERF_RSS_TOOLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let standin = std::env::var("TOOLGRAPH_PERF_RSS_STANDIN").is_ok_and(|v| v == "1");
+        return million::rss_child(Path::new(&store), tools, &model, standin);
     }
     let text =
         serde_json::to_string_pretty(&Value::Object(run(&dir, &sizes, &model, &stages, smoke)))
@@ -206,6 +216,29 @@ fn run(
         eprintln!("perf: {n} tools: {size}");
         per_size.insert(n.to_string(), size);
     }
+    // A million tools (TOOLGRAPH_PERF_MILLION=1; scripts/perf.sh sets it).
+    let million = if !smoke && std::env::var("TOOLGRAPH_PERF_MILLION").is_ok_and(|v| v == "1") {
+        let p50_1k = per_size
+            .get("1000")
+            .and_then(|s| s["cold"]["p50_ms"].as_f64());
+        million::measure(dir, model, stages, p50_1k)
+    } else {
+        Value::Null
+    };
+    eprintln!("perf: 1M: {million}");
+    report.insert(
+        "p50_1m_over_p50_1k".into(),
+        million["p50_1m_over_p50_1k"].clone(),
+    );
+    report.insert(
+        "recall_at_10_vs_exact_1m".into(),
+        million["recall_at_10_vs_exact"]["joint"]["mean"].clone(),
+    );
+    report.insert(
+        "memory_per_tool_kb_1m".into(),
+        million["memory_per_tool_kb_1m"].clone(),
+    );
+    report.insert("million".into(), million);
     // The largest catalog into an empty store, then opened again.
     let fresh = sizes.iter().max().map_or(Value::Null, |&n| {
         fresh::measure(dir, n, &catalog(dir, n, 7).0, model)

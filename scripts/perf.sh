@@ -5,7 +5,8 @@
 #      tools registered into on-disk stores under $TOOLGRAPH_PERF_DIR
 #      (default ~/.cache/toolgraph/perf; embeddings are kept there, so a
 #      second run re-embeds nothing), search latency cold and warm, the
-#      query-embedding floor, registration vs raw embedding throughput;
+#      query-embedding floor, registration vs raw embedding throughput; and
+#      a million tools (stand-in tool vectors, the real model per query);
 #   2. a 60 s loopback load test (benches/load.rs) against `toolgraph serve`
 #      on the 10k and the 100k store: QPS, p50/p99, errors, RSS before/after;
 #      plus Seal-Tools' multi-step requests against the embedding of their
@@ -20,6 +21,11 @@ scripts/setup.sh
 export TOOLGRAPH_MODEL_DIR="${TOOLGRAPH_MODEL_DIR:-$HOME/.cache/toolgraph/models/all-MiniLM-L6-v2-int8}"
 export TOOLGRAPH_PERF_DIR="${TOOLGRAPH_PERF_DIR:-$HOME/.cache/toolgraph/perf}"
 export TOOLGRAPH_PERF_SIZES="${TOOLGRAPH_PERF_SIZES:-1000,10000,100000}"
+# The million-tool catalog (benches/perf/million.rs: stand-in tool vectors,
+# the real model on every query): registered once into the perf directory
+# (about 30 min the first time), then opened and searched on every run.
+# TOOLGRAPH_PERF_MILLION=0 leaves it out (its keys are then null).
+export TOOLGRAPH_PERF_MILLION="${TOOLGRAPH_PERF_MILLION:-1}"
 SECONDS_LOAD="${TOOLGRAPH_LOAD_SECONDS:-60}"
 TARGET="${CARGO_TARGET_DIR:-target}"
 OUT=benches/results/perf.json

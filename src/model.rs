@@ -397,9 +397,11 @@ pub struct Tool {
     /// reason when the manifest gave them.
     pub depends_on: Vec<Dependency>,
     /// The source that registered it (a file path as loaded, a manifest
-    /// name): what reloading or unloading that source replaces.
+    /// name): what reloading or unloading that source replaces. Shared by
+    /// every tool of that source.
     #[serde(default)]
-    pub source: String,
+    #[schema(value_type = String)]
+    pub source: Arc<str>,
     /// Where a call to it goes (see [`ToolDescriptor::upstream`]); boxed:
     /// most tools have none, and the catalog holds one `Tool` per tool
     /// (inline, memory per tool at 100k went from 9.63 to 9.98 KB).

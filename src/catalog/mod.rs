@@ -24,7 +24,7 @@ pub(crate) struct Catalog {
     /// Lower-cased name and id -> tool indexes.
     by_name: HashMap<String, Vec<usize>>,
     /// Source name -> its tools (what reloading or unloading it replaces).
-    by_source: HashMap<String, Vec<usize>>,
+    by_source: HashMap<std::sync::Arc<str>, Vec<usize>>,
     /// Domain IRI -> its tools.
     by_domain: HashMap<String, Vec<usize>>,
     extractor: Extractor,
@@ -57,7 +57,7 @@ pub(crate) struct Catalog {
 struct Lookups {
     by_iri: HashMap<String, usize>,
     by_name: HashMap<String, Vec<usize>>,
-    by_source: HashMap<String, Vec<usize>>,
+    by_source: HashMap<std::sync::Arc<str>, Vec<usize>>,
     by_domain: HashMap<String, Vec<usize>>,
     entity_df: HashMap<String, usize>,
 }

@@ -295,7 +295,7 @@ impl Engine {
             .catalog
             .tools()
             .iter()
-            .map(|t| (t.name.clone(), t.source.clone()))
+            .map(|t| (t.name.clone(), t.source.to_string()))
             .collect()
     }
 

@@ -116,12 +116,17 @@ impl OxigraphStore {
     /// first upstream in a fixed order, the smallest source).
     fn base_tools(&self) -> Result<BTreeMap<String, Tool>> {
         let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
+        // Each source's name once, shared by its tools.
+        let mut sources: HashMap<String, Arc<str>> = HashMap::new();
         self.scan(vocab::RDF_TYPE, Some(tg::TOOL), |iri, _, graph| {
             let t = tools.entry(iri).or_default();
             if let Some(name) = graph_source(&graph)
-                && (t.source.is_empty() || name < t.source)
+                && (t.source.is_empty() || *name < *t.source)
             {
-                t.source = name;
+                t.source = sources
+                    .entry(name)
+                    .or_insert_with_key(|n| n.as_str().into())
+                    .clone();
             }
         })?;
         let mut names: HashMap<String, String> = HashMap::new();
