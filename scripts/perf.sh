@@ -13,7 +13,7 @@
 #      own texts, and 10k searches paced 5 ms apart against back to back;
 #   3. the Python peer (benches/peer.py: onnxruntime + numpy + rank-bm25) on
 #      the 10k catalog and the same queries, in the same run.
-# Usage: scripts/perf.sh            (TOOLGRAPH_PERF_SIZES=1000,10000 for a quick run;
+# Usage: scripts/perf.sh            (TOOLGRAPH_PERF_SIZES=1000,10000 TOOLGRAPH_PERF_MILLION=0 for a quick run;
 #                                    TOOLGRAPH_LOAD_SECONDS=60 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
