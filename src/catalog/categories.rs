@@ -40,7 +40,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
     }
     // The categories, by index, with their labels.
     let mut cats: Vec<(Arc<str>, Arc<str>)> = Vec::new();
-    let mut cat_of: HashMap<String, usize> = HashMap::default();
+    let mut cat_of: HashMap<Arc<str>, usize> = HashMap::default();
     let mut by_entity: HashMap<&str, Votes> = HashMap::default();
     let mut by_entity_verb: HashMap<(&str, &str), Votes> = HashMap::default();
     let mut by_verb_domain: HashMap<(&str, &str), Votes> = HashMap::default();
@@ -49,7 +49,7 @@ pub(super) fn infer(tools: &mut [Tool]) {
             .categories
             .iter()
             .map(|c| {
-                *cat_of.entry(c.iri.to_string()).or_insert_with(|| {
+                *cat_of.entry(c.iri.clone()).or_insert_with(|| {
                     cats.push((c.iri.clone(), c.label.clone()));
                     cats.len() - 1
                 })

@@ -16,6 +16,7 @@ use crate::lexical::{Bm25, NameIndex, tokenize};
 use crate::model::{LexEntry, Tool};
 use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub(crate) struct Catalog {
@@ -24,9 +25,9 @@ pub(crate) struct Catalog {
     /// Lower-cased name and id -> tool indexes.
     by_name: HashMap<String, Vec<usize>>,
     /// Source name -> its tools (what reloading or unloading it replaces).
-    by_source: HashMap<std::sync::Arc<str>, Vec<usize>>,
+    by_source: HashMap<Arc<str>, Vec<usize>>,
     /// Domain IRI -> its tools.
-    by_domain: HashMap<String, Vec<usize>>,
+    by_domain: HashMap<Arc<str>, Vec<usize>>,
     extractor: Extractor,
     bm25: Bm25,
     names: NameIndex,
@@ -43,7 +44,7 @@ pub(crate) struct Catalog {
     /// The tools without a vector row, ascending.
     without_vector: Vec<usize>,
     /// Number of tools acting on each entity node (for IDF).
-    entity_df: HashMap<String, usize>,
+    entity_df: HashMap<Arc<str>, usize>,
     broader: HashMap<String, Vec<String>>,
     /// Declared and inferred `dependsOn` edges between tool indexes.
     deps: deps::Dependencies,
@@ -57,9 +58,9 @@ pub(crate) struct Catalog {
 struct Lookups {
     by_iri: HashMap<String, usize>,
     by_name: HashMap<String, Vec<usize>>,
-    by_source: HashMap<std::sync::Arc<str>, Vec<usize>>,
-    by_domain: HashMap<String, Vec<usize>>,
-    entity_df: HashMap<String, usize>,
+    by_source: HashMap<Arc<str>, Vec<usize>>,
+    by_domain: HashMap<Arc<str>, Vec<usize>>,
+    entity_df: HashMap<Arc<str>, usize>,
 }
 
 impl Lookups {
@@ -75,7 +76,7 @@ impl Lookups {
             l.by_iri.insert(t.iri.clone(), i);
             l.by_source.entry(t.source.clone()).or_default().push(i);
             for d in &t.domains {
-                let tools = l.by_domain.entry(d.iri.to_string()).or_default();
+                let tools = l.by_domain.entry(d.iri.clone()).or_default();
                 if tools.last() != Some(&i) {
                     tools.push(i);
                 }
@@ -87,7 +88,7 @@ impl Lookups {
             let mut seen = HashSet::new();
             for e in &t.entities {
                 if seen.insert(&*e.iri) {
-                    *l.entity_df.entry(e.iri.to_string()).or_default() += 1;
+                    *l.entity_df.entry(e.iri.clone()).or_default() += 1;
                 }
             }
         }
@@ -175,8 +176,10 @@ impl Catalog {
     }
 
     /// Each domain IRI with its tools.
-    pub fn domains(&self) -> impl Iterator<Item = (&String, &Vec<usize>)> {
-        self.by_domain.iter()
+    pub fn domains(&self) -> impl Iterator<Item = (&str, &[usize])> {
+        self.by_domain
+            .iter()
+            .map(|(iri, tools)| (&**iri, tools.as_slice()))
     }
 
     /// The request extractor over this catalog's lexicon.
@@ -341,7 +344,7 @@ impl Catalog {
                 let named = crate::vocab::local_name(iri).eq_ignore_ascii_case(key)
                     || self
                         .labels
-                        .get(iri)
+                        .get(&**iri)
                         .is_some_and(|l| l.eq_ignore_ascii_case(key));
                 named.then_some(tools)
             })

@@ -107,7 +107,7 @@ impl Engine {
             .domains()
             .map(|(iri, tools)| DomainCount {
                 domain: crate::vocab::local_name(iri).to_string(),
-                iri: iri.clone(),
+                iri: iri.to_string(),
                 label: c.label(iri),
                 tools: tools.iter().filter(|&&i| access.scope.contains(i)).count(),
             })

@@ -134,31 +134,48 @@ impl VectorIndex {
         let half: Vec<f16> = row.iter().map(|&x| f16::from_f32(x)).collect();
         // The row as kept: everything below is computed from it.
         half.convert_to_f32_slice(&mut row);
-        self.data.extend_from_slice(&half);
-        {
-            let row = &row;
-            let (codes, scale) = quantize(row);
-            self.max_residual = self.max_residual.max(residual(row, &codes, scale));
-            self.codes.extend(codes);
-            self.scales.push(scale);
-            for word in row.chunks(64) {
-                let bits = word
-                    .iter()
+        let (codes, scale) = quantize(&row);
+        let signs: Vec<u64> = row
+            .chunks(64)
+            .map(|word| {
+                word.iter()
                     .enumerate()
                     .filter(|(_, x)| **x > 0.0)
-                    .fold(0u64, |bits, (j, _)| bits | 1 << j);
-                self.signs.push(bits);
-            }
-        }
+                    .fold(0u64, |bits, (j, _)| bits | 1 << j)
+            })
+            .collect();
+        let residual = residual(&row, &codes, scale);
+        self.append(id, &half, &codes, scale, &signs, residual);
+        true
+    }
+
+    /// Appends a row as kept (its half-precision values, int8 codes and
+    /// scale, sign words, and the norm of its int8 rounding error).
+    fn append(
+        &mut self,
+        id: &str,
+        half: &[f16],
+        codes: &[i8],
+        scale: f32,
+        signs: &[u64],
+        residual: f32,
+    ) {
+        self.max_residual = self.max_residual.max(residual);
+        self.data.extend_from_slice(half);
+        self.codes.extend_from_slice(codes);
+        self.scales.push(scale);
+        self.signs.extend_from_slice(signs);
         self.rows.insert(id.to_string(), self.ids.len());
         self.ids.push(id.to_string());
-        true
     }
 
     /// Adds row `row` of `other` as it is kept there (no second rounding,
     /// no quantising again). Returns `false`, and changes nothing, when the
     /// dims differ, the row does not exist or the id is already present.
     pub(crate) fn push_copy(&mut self, id: &str, other: &VectorIndex, row: usize) -> bool {
+        if other.dim != self.dim || self.rows.contains_key(id) {
+            return false;
+        }
         let words = self.words();
         let codes = row
             .checked_mul(self.dim)
@@ -171,18 +188,10 @@ impl VectorIndex {
         else {
             return false;
         };
-        if other.dim != self.dim || self.rows.contains_key(id) {
-            return false;
-        }
         let mut widened = vec![0.0; half.len()];
         half.convert_to_f32_slice(&mut widened);
-        self.max_residual = self.max_residual.max(residual(&widened, codes, scale));
-        self.data.extend_from_slice(half);
-        self.codes.extend_from_slice(codes);
-        self.scales.push(scale);
-        self.signs.extend_from_slice(signs);
-        self.rows.insert(id.to_string(), self.ids.len());
-        self.ids.push(id.to_string());
+        let residual = residual(&widened, codes, scale);
+        self.append(id, half, codes, scale, signs, residual);
         true
     }
 
