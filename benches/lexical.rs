@@ -39,7 +39,11 @@ fn bench(c: &mut Criterion) {
     });
     let idx = NameIndex::new(names.iter().map(String::as_str));
     c.bench_function("name_index_find_sealtools", |b| {
-        b.iter(|| idx.find(black_box("please call getPowerOutput for my ride")))
+        b.iter(|| {
+            idx.find(black_box("please call getPowerOutput for my ride"), |i| {
+                names[i].as_str()
+            })
+        })
     });
 }
 

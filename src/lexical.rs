@@ -119,6 +119,11 @@ impl Bm25 {
             }
             lens.push(len as f32);
         }
+        // Kept for the snapshot's life: no room to grow (a long list
+        // pushed one by one held up to twice its length).
+        for p in &mut postings {
+            p.shrink_to_fit();
+        }
         let n = docs.len() as f32;
         let avg = if docs.is_empty() {
             1.0
@@ -254,30 +259,54 @@ impl Bm25 {
 /// guarantee is for a planner that writes the identifier.
 #[derive(Debug, Clone, Default)]
 pub struct NameIndex {
-    by_tokens: HashMap<Vec<String>, Vec<usize>>,
+    /// Tool indexes hashed by their names' tokens (not a copy of them:
+    /// the tokens and a `Vec` per name held ~0.25 KB per tool); a hit is
+    /// checked against the name itself.
+    by_tokens: hashbrown::HashTable<u32>,
+}
+
+/// The hash of a name's tokens.
+fn tokens_hash(toks: &[String]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    for t in toks {
+        h.write(t.as_bytes());
+        h.write_u8(0xff);
+    }
+    h.finish()
 }
 
 impl NameIndex {
-    /// Index tool names; a tool's index is its position in `names`.
+    /// Index tool names; a tool's index is its position in `names` (the
+    /// first 2^32 − 1).
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut by_tokens: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
-        for (i, name) in names.into_iter().enumerate() {
+        let names: Vec<&str> = names.into_iter().collect();
+        let mut by_tokens = hashbrown::HashTable::with_capacity(names.len());
+        let rehash = |&i: &u32| tokens_hash(&tokenize(names[i as usize]));
+        for (i, name) in names.iter().enumerate() {
             let toks = tokenize(name);
-            if !toks.is_empty() {
-                by_tokens.entry(toks).or_default().push(i);
+            match u32::try_from(i) {
+                Ok(i) if !toks.is_empty() && i != u32::MAX => {
+                    by_tokens.insert_unique(tokens_hash(&toks), i, rehash);
+                }
+                _ => {}
             }
         }
         NameIndex { by_tokens }
     }
 
-    /// Tools named by `request`, longest name first (then by index).
-    pub fn find(&self, request: &str) -> Vec<usize> {
+    /// Tools named by `request`, longest name first (then by index);
+    /// `name_of` gives back the name indexed for a tool.
+    pub fn find<'n>(&self, request: &str, name_of: impl Fn(usize) -> &'n str) -> Vec<usize> {
         // (token count, tool) pairs found
         let mut found: Vec<(usize, usize)> = Vec::new();
         let mut hit = |toks: &[String]| {
-            if let Some(ids) = self.by_tokens.get(toks) {
-                found.extend(ids.iter().map(|&i| (toks.len(), i)));
-            }
+            let named = self
+                .by_tokens
+                .iter_hash(tokens_hash(toks))
+                .map(|&i| i as usize)
+                .filter(|&i| tokenize(name_of(i)) == toks);
+            found.extend(named.map(|i| (toks.len(), i)));
         };
         hit(&tokenize(request));
         for chunk in identifier_chunks(request) {
@@ -468,19 +497,30 @@ mod tests {
             let bm = Bm25::new(&[s.clone(), "x".to_string()]);
             let scores = bm.scores(&s);
             proptest::prop_assert!(scores.iter().all(|v| v.is_finite() && *v >= 0.0));
-            let _ = NameIndex::new([s.as_str()]).find(&s);
+            let _ = NameIndex::new([s.as_str()]).find(&s, |_| s.as_str());
+        }
+    }
+
+    /// A name index with its names.
+    struct Named<'a>(&'a NameIndex, &'a [&'a str]);
+
+    impl Named<'_> {
+        fn find(&self, request: &str) -> Vec<usize> {
+            self.0.find(request, |i| self.1[i])
         }
     }
 
     #[test]
     fn name_index_finds_named_tools() {
-        let idx = NameIndex::new([
+        let names = [
             "task_create",
             "weather",
             "task_create_bulk",
             "Movies_1_FindMovies",
             "search",
-        ]);
+        ];
+        let index = NameIndex::new(names);
+        let idx = Named(&index, &names);
         for req in [
             "call task_create",
             "TaskCreate",

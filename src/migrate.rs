@@ -57,9 +57,13 @@ pub fn migrate(data_dir: &Path, to: &Neo4jStore, replace: bool) -> Result<Migrat
             .index
             .ids()
             .iter()
-            .zip(&stored.hashes)
+            .zip(stored.hashes.iter())
             .filter_map(|(id, hash)| {
-                Some((iris.get(id)?.clone(), hash.clone(), stored.index.get(id)?))
+                Some((
+                    iris.get(id)?.clone(),
+                    hash.to_string(),
+                    stored.index.get(id)?,
+                ))
             })
             .collect();
         to.put_tool_vectors(&stored.model_id, &rows)?;

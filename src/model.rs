@@ -17,16 +17,26 @@ pub enum Provenance {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Param {
     pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
+    /// Shared, like the type and entity: a catalog repeats a few
+    /// parameter descriptions ("Maximum number of results") and types
+    /// over thousands of tools, held once each when the store is read.
+    #[serde(default, skip_serializing_if = "is_empty")]
+    #[schema(value_type = String)]
+    pub description: Arc<str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ty: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub ty: Option<Arc<str>>,
     #[serde(default)]
     pub required: bool,
     /// The entity class the parameter takes (`tg:paramEntity`), when an
     /// ontologist said so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entity: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub entity: Option<Arc<str>>,
+}
+
+fn is_empty(s: &Arc<str>) -> bool {
+    s.is_empty()
 }
 
 impl Param {
@@ -34,7 +44,7 @@ impl Param {
     pub fn required(name: &str) -> Self {
         Self {
             name: name.to_string(),
-            description: String::new(),
+            description: Arc::default(),
             ty: None,
             required: true,
             entity: None,
@@ -419,7 +429,7 @@ impl Tool {
         for p in &self.params {
             let mut prop = serde_json::Map::new();
             if let Some(ty) = &p.ty {
-                let ty = match ty.as_str() {
+                let ty = match &**ty {
                     "str" => "string",
                     "int" => "integer",
                     "float" => "number",
@@ -431,7 +441,7 @@ impl Tool {
                 prop.insert("type".into(), ty.into());
             }
             if !p.description.is_empty() {
-                prop.insert("description".into(), p.description.clone().into());
+                prop.insert("description".into(), p.description.to_string().into());
             }
             properties.insert(p.name.clone(), prop.into());
             if p.required {

@@ -107,7 +107,8 @@ pub(super) fn infer(tools: &mut [Tool]) {
         }
     }
     for (i, link) in inferred {
-        tools[i].categories.push(link);
+        // The tool had none: one link, no room for four (a first push's).
+        tools[i].categories = vec![link];
     }
 }
 

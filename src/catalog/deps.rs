@@ -121,15 +121,16 @@ pub(crate) struct Dependencies {
 impl Dependencies {
     pub fn build(
         tools: &[Tool],
-        by_name: &HashMap<String, Vec<usize>>,
+        by_name: impl Fn(&str) -> Option<usize>,
         broader: &HashMap<String, Vec<String>>,
         extractor: &Extractor,
     ) -> Self {
+        // Only tools with an edge are nodes (a node per catalog tool held
+        // ~50 bytes each); `edges` answers none for the others.
         let mut graph = DiGraphMap::new();
         for (i, t) in tools.iter().enumerate() {
-            graph.add_node(i);
             for dep in &t.depends_on {
-                if let Some(&j) = by_name.get(&dep.on.to_lowercase()).and_then(|v| v.first())
+                if let Some(j) = by_name(&dep.on)
                     && j != i
                 {
                     graph.add_edge(
@@ -305,7 +306,7 @@ fn param_entities(
     by_label: &HashMap<String, Vec<String>>,
 ) -> Vec<(String, f32)> {
     if let Some(e) = &p.entity {
-        return vec![(e.clone(), 1.0)];
+        return vec![(e.to_string(), 1.0)];
     }
     let mut words: Vec<String> = tokenize(&p.name)
         .into_iter()
@@ -572,13 +573,9 @@ mod tests {
     }
 
     fn build(tools: &[Tool]) -> Dependencies {
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.to_lowercase(), vec![i]))
-            .collect();
+        let by_name = |name: &str| tools.iter().position(|t| t.name.eq_ignore_ascii_case(name));
         let extractor = Extractor::new(Lexicon::new(Vec::new()));
-        Dependencies::build(tools, &by_name, &HashMap::new(), &extractor)
+        Dependencies::build(tools, by_name, &HashMap::new(), &extractor)
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod categories;
 pub(crate) mod deps;
+mod keys;
 pub(crate) mod paths;
 mod rest;
 mod typed;
@@ -21,9 +22,8 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(crate) struct Catalog {
     tools: Vec<Tool>,
-    by_iri: HashMap<String, usize>,
-    /// Lower-cased name and id -> tool indexes.
-    by_name: HashMap<String, Vec<usize>>,
+    /// Each tool by IRI, and by name and id without case.
+    keys: keys::ToolKeys,
     /// Source name -> its tools (what reloading or unloading it replaces).
     by_source: HashMap<Arc<str>, Vec<usize>>,
     /// Domain IRI -> its tools.
@@ -33,7 +33,8 @@ pub(crate) struct Catalog {
     names: NameIndex,
     /// Vector row of each tool (same order as `tools`), when embeddings are on.
     vectors: Option<Vectors>,
-    vector_row: Vec<Option<usize>>,
+    /// (`u32::MAX`: none; four bytes a tool, not sixteen.)
+    vector_row: Vec<u32>,
     /// The tool of each vector row (the inverse of `vector_row`;
     /// `u32::MAX`: none), read through [`Catalog::tool_of_row`]. Four bytes
     /// a row: the dense channel's first pass reads it for every row (at
@@ -53,11 +54,9 @@ pub(crate) struct Catalog {
     paths: paths::Paths,
 }
 
-/// The catalog's lookups by IRI, name, source and domain, and how many
-/// tools act on each entity.
+/// The catalog's lookups by source and domain, and how many tools act on
+/// each entity.
 struct Lookups {
-    by_iri: HashMap<String, usize>,
-    by_name: HashMap<String, Vec<usize>>,
     by_source: HashMap<Arc<str>, Vec<usize>>,
     by_domain: HashMap<Arc<str>, Vec<usize>>,
     entity_df: HashMap<Arc<str>, usize>,
@@ -66,24 +65,17 @@ struct Lookups {
 impl Lookups {
     fn of(tools: &[Tool]) -> Self {
         let mut l = Lookups {
-            by_iri: HashMap::new(),
-            by_name: HashMap::new(),
             by_source: HashMap::new(),
             by_domain: HashMap::new(),
             entity_df: HashMap::new(),
         };
         for (i, t) in tools.iter().enumerate() {
-            l.by_iri.insert(t.iri.clone(), i);
             l.by_source.entry(t.source.clone()).or_default().push(i);
             for d in &t.domains {
                 let tools = l.by_domain.entry(d.iri.clone()).or_default();
                 if tools.last() != Some(&i) {
                     tools.push(i);
                 }
-            }
-            l.by_name.entry(t.name.to_lowercase()).or_default().push(i);
-            if t.id != t.name {
-                l.by_name.entry(t.id.to_lowercase()).or_default().push(i);
             }
             let mut seen = HashSet::new();
             for e in &t.entities {
@@ -92,6 +84,9 @@ impl Lookups {
                 }
             }
         }
+        for list in l.by_source.values_mut().chain(l.by_domain.values_mut()) {
+            list.shrink_to_fit();
+        }
         l
     }
 }
@@ -99,33 +94,25 @@ impl Lookups {
 /// Which vector row each tool has, which tool each row is, and the tools
 /// without one.
 struct Rows {
-    vector_row: Vec<Option<usize>>,
+    vector_row: Vec<u32>,
     row_tool: Vec<u32>,
     without_vector: Vec<usize>,
 }
 
 impl Rows {
     fn of(tools: &[Tool], vectors: Option<&Vectors>) -> Self {
-        let vector_row: Vec<Option<usize>> = match vectors {
-            Some(v) => {
-                let rows: HashMap<&str, usize> = v
-                    .index
-                    .ids()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, id)| (id.as_str(), i))
-                    .collect();
-                tools
-                    .iter()
-                    .map(|t| rows.get(t.id.as_str()).copied())
-                    .collect()
-            }
-            None => vec![None; tools.len()],
+        let row_of = |t: &Tool| {
+            let row = vectors.and_then(|v| v.index.row_of(&t.id))?;
+            u32::try_from(row).ok().filter(|&r| r != u32::MAX)
         };
+        let vector_row: Vec<u32> = tools
+            .iter()
+            .map(|t| row_of(t).unwrap_or(u32::MAX))
+            .collect();
         let mut row_tool = vec![u32::MAX; vectors.map_or(0, |v| v.index.len())];
         let mut without_vector = Vec::new();
-        for (tool, row) in vector_row.iter().enumerate() {
-            match (row.and_then(|r| row_tool.get_mut(r)), u32::try_from(tool)) {
+        for (tool, &row) in vector_row.iter().enumerate() {
+            match (row_tool.get_mut(row as usize), u32::try_from(tool)) {
                 (Some(slot), Ok(t)) if t != u32::MAX => *slot = t,
                 _ => without_vector.push(tool),
             }
@@ -136,6 +123,16 @@ impl Rows {
             without_vector,
         }
     }
+}
+
+/// `tools` copied on a thread of its own, the originals freed. Read from
+/// the store, a tool's strings sit in the allocator's pages between the
+/// read's temporaries (quads, link rows, map nodes); once those are freed
+/// the pages stay partly used and none goes back to the OS. Copied, the
+/// tools fill pages of their own, and the originals' pages come free
+/// whole. Falls back to the originals if the copy panics.
+fn compact(tools: Vec<Tool>) -> Vec<Tool> {
+    std::thread::scope(|s| s.spawn(|| tools.clone()).join().ok()).unwrap_or(tools)
 }
 
 /// The text BM25 indexes for a tool: name (split), description and, with
@@ -172,7 +169,7 @@ impl Catalog {
 
     /// The index of the tool with this IRI.
     pub fn iri_index(&self, iri: &str) -> Option<usize> {
-        self.by_iri.get(iri).copied()
+        self.keys.iri(&self.tools, iri)
     }
 
     /// Each domain IRI with its tools.
@@ -192,9 +189,12 @@ impl Catalog {
         &self.bm25
     }
 
-    /// Exact tool names a request may contain.
-    pub fn name_index(&self) -> &NameIndex {
-        &self.names
+    /// The tools `request` names as an identifier (see [`NameIndex`]),
+    /// longest name first.
+    pub fn named_in(&self, request: &str) -> Vec<usize> {
+        self.names.find(request, |i| {
+            self.tools.get(i).map_or("", |t| t.name.as_str())
+        })
     }
 
     /// The tool vectors, when embeddings are on.
@@ -204,7 +204,10 @@ impl Catalog {
 
     /// The vector row of tool `idx`.
     pub fn vector_row(&self, idx: usize) -> Option<usize> {
-        self.vector_row.get(idx).copied().flatten()
+        self.vector_row
+            .get(idx)
+            .filter(|&&r| r != u32::MAX)
+            .map(|&r| r as usize)
     }
 
     /// The tools without a vector row, ascending.
@@ -265,9 +268,9 @@ impl Catalog {
     ) -> Self {
         let mut tools = tools;
         categories::infer(&mut tools);
+        let tools = compact(tools);
+        let keys = keys::ToolKeys::of(&tools);
         let Lookups {
-            by_iri,
-            by_name,
             by_source,
             by_domain,
             entity_df,
@@ -279,7 +282,7 @@ impl Catalog {
         let bm25 = Bm25::new(&docs);
         let names = NameIndex::new(tools.iter().map(|t| t.name.as_str()));
         let rows = Rows::of(&tools, vectors.as_ref());
-        let paths = paths::Paths::build(links, &facts, &by_iri);
+        let paths = paths::Paths::build(links, &facts, |iri| keys.iri(&tools, iri));
         // skos:broader and instanceOf parents together, in one sorted order
         let mut parents: Vec<(String, String)> =
             facts.broader.into_iter().chain(facts.instance_of).collect();
@@ -291,11 +294,11 @@ impl Catalog {
         }
         let labels = facts.labels.into_iter().collect();
         let extractor = Extractor::new(Lexicon::new(lexicon));
-        let deps = deps::Dependencies::build(&tools, &by_name, &broader, &extractor);
+        let deps =
+            deps::Dependencies::build(&tools, |name| keys.name(&tools, name), &broader, &extractor);
         Self {
             tools,
-            by_iri,
-            by_name,
+            keys,
             by_source,
             by_domain,
             extractor,
@@ -359,12 +362,9 @@ impl Catalog {
 
     /// Finds a tool by name, id or IRI (case-insensitive for names).
     pub fn find(&self, key: &str) -> Option<usize> {
-        if let Some(&i) = self.by_iri.get(key) {
-            return Some(i);
-        }
-        self.by_name
-            .get(&key.to_lowercase())
-            .and_then(|v| v.first().copied())
+        self.keys
+            .iri(&self.tools, key)
+            .or_else(|| self.keys.name(&self.tools, key))
     }
 
     /// Whether every vector row belongs to a tool.

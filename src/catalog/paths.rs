@@ -96,7 +96,7 @@ impl Paths {
     pub fn build(
         links: &[ToolLink],
         facts: &OntologyFacts,
-        tool_index: &HashMap<String, usize>,
+        tool_index: impl Fn(&str) -> Option<usize>,
     ) -> Self {
         let mut p = Paths {
             broader: pairs(&facts.broader, false),
@@ -109,10 +109,7 @@ impl Paths {
         siblings.extend(facts.siblings.iter().map(|(a, b)| (b.clone(), a.clone())));
         p.siblings = pairs(&siblings, false);
         for l in links {
-            let Some(linked) = tool_index
-                .get(&l.tool)
-                .and_then(|&t| Linked::new(t, l.extracted))
-            else {
+            let Some(linked) = tool_index(&l.tool).and_then(|t| Linked::new(t, l.extracted)) else {
                 continue;
             };
             let adj = match l.kind {
@@ -136,6 +133,7 @@ impl Paths {
             for v in adj.values_mut() {
                 v.sort_unstable();
                 v.dedup();
+                v.shrink_to_fit();
             }
         }
         p
@@ -315,7 +313,9 @@ mod tests {
             .enumerate()
             .map(|(i, t)| (t.iri.clone(), i))
             .collect();
-        let paths = Paths::build(&store.links().unwrap(), &store.ontology().unwrap(), &by_iri);
+        let paths = Paths::build(&store.links().unwrap(), &store.ontology().unwrap(), |iri| {
+            by_iri.get(iri).copied()
+        });
         let all = Scope::all(tools.len());
         let mut nodes: Vec<String> = store
             .lexicon()

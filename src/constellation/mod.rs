@@ -139,7 +139,7 @@ impl Parts<'_> {
     /// Parameter names and descriptions: the terms they name.
     fn parameters(&mut self, desc: &ToolDescriptor) {
         for p in &desc.params {
-            for (text, w) in [(&p.name, 0.4), (&p.description, 0.3)] {
+            for (text, w) in [(p.name.as_str(), 0.4), (&*p.description, 0.3)] {
                 for m in self.x.extract(text) {
                     if is_term_kind(m.kind) {
                         add_mention_entities(

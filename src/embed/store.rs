@@ -232,7 +232,7 @@ pub(super) fn persist(
             .iter()
             .zip(hashes)
             .map(|(id, hash)| Entry {
-                id: id.clone(),
+                id: id.to_string(),
                 hash: hash.clone(),
             })
             .collect(),
@@ -259,12 +259,11 @@ pub(super) fn load_or_warn(dir: &Path) -> Option<Stored> {
 /// corrupt (with a warning). What `toolgraph migrate` copies.
 pub fn read_vectors(dir: &Path) -> Option<Vectors> {
     let stored = load_or_warn(dir)?;
-    let mut index = VectorIndex::new(stored.meta.dim);
-    let mut hashes = Vec::with_capacity(stored.meta.tools.len());
+    let mut index = VectorIndex::with_capacity(stored.meta.dim, stored.meta.tools.len());
     for (i, entry) in stored.meta.tools.iter().enumerate() {
         index.push(&entry.id, stored.row(i)?);
-        hashes.push(entry.hash.clone());
     }
+    let hashes = stored.meta.tools.iter().map(|e| e.hash.as_str()).collect();
     Some(Vectors {
         index,
         hashes,
@@ -332,7 +331,10 @@ mod tests {
         let (idx, r) = sync_index(Some(tmp.path()), &list, &e, false).unwrap();
         assert_eq!((r.embedded, r.reused, r.dropped, r.total), (5, 0, 0, 5));
         assert!(r.full_reindex);
-        assert_eq!(idx.ids(), ["t0", "t1", "t2", "t3", "t4"]);
+        assert_eq!(
+            idx.ids().iter().collect::<Vec<_>>(),
+            ["t0", "t1", "t2", "t3", "t4"]
+        );
 
         let (idx2, r) = sync_index(Some(tmp.path()), &list, &e, false).unwrap();
         assert_eq!((r.embedded, r.reused, r.full_reindex), (0, 5, false));

@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
+use super::packed::Packed;
 use super::store::{Stored, content_hash, load_or_warn, persist};
 use super::{Embedder, SyncReport, VectorIndex, embedding_text};
 use crate::error::{Error, Result};
@@ -34,7 +35,7 @@ fn progress_bar(enabled: bool, len: usize) -> indicatif::ProgressBar {
 pub struct Vectors {
     pub index: VectorIndex,
     /// sha256 of each row's [`embedding_text`], in row order.
-    pub hashes: Vec<String>,
+    pub hashes: Packed,
     pub model_id: String,
 }
 
@@ -60,13 +61,7 @@ impl Reuse<'_> {
     /// Row id and content hash, in stored order.
     fn entries(&self) -> Vec<(&str, &str)> {
         match self {
-            Reuse::Memory(v) => v
-                .index
-                .ids()
-                .iter()
-                .zip(&v.hashes)
-                .map(|(id, h)| (id.as_str(), h.as_str()))
-                .collect(),
+            Reuse::Memory(v) => v.index.ids().iter().zip(v.hashes.iter()).collect(),
             Reuse::Disk(s) => s
                 .meta
                 .tools
@@ -150,7 +145,7 @@ impl Ahead {
     ) -> Vec<String> {
         let held: HashSet<&str> = previous
             .filter(|p| p.model_id == model_id)
-            .map(|p| p.hashes.iter().map(String::as_str).collect())
+            .map(|p| p.hashes.iter().collect())
             .unwrap_or_default();
         let mut seen = HashSet::new();
         texts
@@ -278,7 +273,10 @@ pub fn sync_vectors(
     };
     if let Some(dir) = from.dir {
         let same_order = entries.len() == index.len()
-            && entries.iter().zip(index.ids()).all(|((e, _), id)| e == id);
+            && entries
+                .iter()
+                .zip(index.ids().iter())
+                .all(|((e, _), id)| *e == id);
         if !(same_order && report.embedded == 0 && report.dropped == 0) {
             persist(dir, &index, &model_id, &hashes)?;
         }
@@ -289,7 +287,7 @@ pub fn sync_vectors(
     Ok((
         Vectors {
             index,
-            hashes,
+            hashes: hashes.iter().map(String::as_str).collect(),
             model_id,
         },
         report,
@@ -468,7 +466,7 @@ impl<'a> Plan<'a> {
 
     /// The index: every wanted tool's vector, in order.
     fn assemble(&self, dim: usize) -> Result<VectorIndex> {
-        let mut index = VectorIndex::new(dim);
+        let mut index = VectorIndex::with_capacity(dim, self.wanted.len());
         for (i, ((id, _), row)) in self.wanted.iter().zip(&self.kept).enumerate() {
             // A row that cannot be added (an id twice) is left out, as
             // `push` leaves it out.

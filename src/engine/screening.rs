@@ -142,13 +142,7 @@ impl Engine {
             .vectors()
             .filter(|v| v.model_id == embedder.model_id());
         let rows: std::collections::HashMap<&str, usize> = held
-            .map(|v| {
-                v.hashes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, h)| (h.as_str(), i))
-                    .collect()
-            })
+            .map(|v| v.hashes.iter().enumerate().map(|(i, h)| (h, i)).collect())
             .unwrap_or_default();
         let known: Vec<Option<Vec<f32>>> = texts
             .iter()

@@ -208,7 +208,7 @@ mod tests {
         let city = w.params.iter().find(|p| p.name == "city").unwrap();
         assert!(city.required);
         assert_eq!(city.ty.as_deref(), Some("string"));
-        assert_eq!(city.description, "City name");
+        assert_eq!(&*city.description, "City name");
         let units = w.params.iter().find(|p| p.name == "units").unwrap();
         assert!(!units.required);
         assert_eq!(units.ty.as_deref(), Some("string"));

@@ -370,8 +370,8 @@ impl Operation<'_> {
             place,
             Param {
                 name,
-                description,
-                ty: schema.and_then(schema_type),
+                description: description.into(),
+                ty: schema.and_then(schema_type).map(Into::into),
                 required,
                 entity: None,
             },
@@ -435,8 +435,9 @@ impl Operation<'_> {
                 .get("description")
                 .and_then(Value::as_str)
                 .map(clean_text)
-                .unwrap_or_default(),
-            ty: schema_type(schema),
+                .unwrap_or_default()
+                .into(),
+            ty: schema_type(schema).map(Into::into),
             required: body.get("required").and_then(Value::as_bool) == Some(true),
             entity: None,
         }])
@@ -569,7 +570,7 @@ components:
         assert_eq!(list.params.len(), 1);
         assert_eq!(list.params[0].name, "limit");
         assert_eq!(list.params[0].ty.as_deref(), Some("integer"));
-        assert_eq!(list.params[0].description, "How many");
+        assert_eq!(&*list.params[0].description, "How many");
 
         let create = &tools[1];
         assert_eq!(create.read_only, Some(false));

@@ -115,8 +115,8 @@ pub(super) fn schema_params_in(
                 };
                 params.push(Param {
                     name: clean_name(name),
-                    description,
-                    ty,
+                    description: description.into(),
+                    ty: ty.map(Into::into),
                     required: required.contains(name.as_str()),
                     entity: None,
                 });

@@ -123,9 +123,9 @@ impl Query {
             .map(|v| catalog.extractor().extract_seeing(v, &sees))
             .unwrap_or_default();
         let text_mentions = catalog.extractor().extract_seeing(text, &sees);
-        let mut exact = catalog.name_index().find(text);
+        let mut exact = catalog.named_in(text);
         if let Some(v) = verb {
-            exact.extend(catalog.name_index().find(v));
+            exact.extend(catalog.named_in(v));
         }
         // A message's payload ("… about the quarterly budget") is not what
         // the tool acts on: no evidence, and not read by dense or BM25.

@@ -322,7 +322,7 @@ pub fn texts_of_descriptor(d: &crate::model::ToolDescriptor) -> Vec<(String, Str
     for p in &d.params {
         out.push((
             format!("params/{}/description", p.name),
-            p.description.clone(),
+            p.description.to_string(),
         ));
     }
     out

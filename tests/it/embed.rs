@@ -176,7 +176,7 @@ fn index_top_k_filter_and_ties() {
     let all = idx.top_k(&q, 100, None);
     assert_eq!(all.len(), 20);
     let scores = idx.scores(&q);
-    let mut naive: Vec<(String, f32)> = idx.ids().iter().cloned().zip(scores).collect();
+    let mut naive: Vec<(String, f32)> = idx.ids().iter().map(str::to_string).zip(scores).collect();
     naive.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     assert_eq!(all, naive);
     let no_flights = |id: &str| !id.starts_with("flight");

@@ -105,7 +105,7 @@ fn sealtools(path: &Path) -> Vec<ToolDescriptor> {
                     p.iter()
                         .map(|(k, v)| Param {
                             name: k.clone(),
-                            description: s(&v["description"]),
+                            description: s(&v["description"]).into(),
                             ..Default::default()
                         })
                         .collect()

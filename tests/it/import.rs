@@ -56,7 +56,7 @@ fn travel_openapi_yaml() {
         .find(|p| p.name == "passengers")
         .unwrap();
     assert_eq!(pax.ty.as_deref(), Some("integer"));
-    assert_eq!(pax.description, "Number of travelers.");
+    assert_eq!(&*pax.description, "Number of travelers.");
     assert!(!pax.required);
 
     // Path-level parameter ref + requestBody ref to a schema.

@@ -5,12 +5,12 @@
 //! bit per dimension that picks the rows worth the int8 pass.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
+use super::packed::Packed;
 use super::{dot, int8, normalize};
 
 /// Rows per parallel chunk of the int8 pass; below two chunks it runs on
@@ -33,9 +33,10 @@ const WIDEN: usize = 128;
 #[derive(Debug, Clone, Default)]
 pub struct VectorIndex {
     dim: usize,
-    ids: Vec<String>,
+    ids: Packed,
     data: Vec<f16>,
-    rows: HashMap<String, usize>,
+    /// Row numbers hashed by their ids (not a copy of each id).
+    rows: hashbrown::HashTable<u32>,
     codes: Vec<i8>,
     /// Per row: `x ≈ scale * code`.
     scales: Vec<f32>,
@@ -77,6 +78,11 @@ pub(crate) struct Approx {
     pub error: f32,
 }
 
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
 /// Symmetric int8 codes of `v` and their scale (`v ≈ scale * code`).
 fn quantize(v: &[f32]) -> (Vec<i8>, f32) {
     let max = v
@@ -116,17 +122,32 @@ fn residual(v: &[f32], codes: &[i8], scale: f32) -> f32 {
 
 impl VectorIndex {
     /// An empty index of `dim`-long vectors.
+    #[cfg(test)]
     pub(crate) fn new(dim: usize) -> Self {
+        Self::with_capacity(dim, 0)
+    }
+
+    /// An empty index of `dim`-long vectors with room for `rows` rows
+    /// (grown a push at a time, a million rows held up to twice their
+    /// bytes and were copied on every doubling).
+    pub(crate) fn with_capacity(dim: usize, rows: usize) -> Self {
+        let words = dim.div_ceil(64);
         Self {
             dim,
-            ..Self::default()
+            ids: Packed::with_capacity(rows),
+            data: Vec::with_capacity(rows.saturating_mul(dim)),
+            rows: hashbrown::HashTable::with_capacity(rows),
+            codes: Vec::with_capacity(rows.saturating_mul(dim)),
+            scales: Vec::with_capacity(rows),
+            max_residual: 0.0,
+            signs: Vec::with_capacity(rows.saturating_mul(words)),
         }
     }
 
     /// Adds a row (normalised on the way in). Returns `false`, and changes
     /// nothing, when the length is wrong or the id is already present.
     pub(crate) fn push(&mut self, id: &str, vector: &[f32]) -> bool {
-        if vector.len() != self.dim || self.rows.contains_key(id) {
+        if vector.len() != self.dim || self.row_of(id).is_some() {
             return false;
         }
         let mut row = vector.to_vec();
@@ -145,12 +166,12 @@ impl VectorIndex {
             })
             .collect();
         let residual = residual(&row, &codes, scale);
-        self.append(id, &half, &codes, scale, &signs, residual);
-        true
+        self.append(id, &half, &codes, scale, &signs, residual)
     }
 
     /// Appends a row as kept (its half-precision values, int8 codes and
-    /// scale, sign words, and the norm of its int8 rounding error).
+    /// scale, sign words, and the norm of its int8 rounding error);
+    /// `false`, and nothing changes, when the ids are full (4 GiB).
     fn append(
         &mut self,
         id: &str,
@@ -159,21 +180,29 @@ impl VectorIndex {
         scale: f32,
         signs: &[u64],
         residual: f32,
-    ) {
+    ) -> bool {
+        // (Fewer than 2^32 rows: 6 TB of vectors.)
+        let row = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        if !self.ids.push(id) {
+            return false;
+        }
         self.max_residual = self.max_residual.max(residual);
         self.data.extend_from_slice(half);
         self.codes.extend_from_slice(codes);
         self.scales.push(scale);
         self.signs.extend_from_slice(signs);
-        self.rows.insert(id.to_string(), self.ids.len());
-        self.ids.push(id.to_string());
+        let ids = &self.ids;
+        self.rows.insert_unique(id_hash(id), row, |&r| {
+            id_hash(ids.get(r as usize).unwrap_or_default())
+        });
+        true
     }
 
     /// Adds row `row` of `other` as it is kept there (no second rounding,
     /// no quantising again). Returns `false`, and changes nothing, when the
     /// dims differ, the row does not exist or the id is already present.
     pub(crate) fn push_copy(&mut self, id: &str, other: &VectorIndex, row: usize) -> bool {
-        if other.dim != self.dim || self.rows.contains_key(id) {
+        if other.dim != self.dim || self.row_of(id).is_some() {
             return false;
         }
         let words = self.words();
@@ -191,8 +220,7 @@ impl VectorIndex {
         let mut widened = vec![0.0; half.len()];
         half.convert_to_f32_slice(&mut widened);
         let residual = residual(&widened, codes, scale);
-        self.append(id, half, codes, scale, signs, residual);
-        true
+        self.append(id, half, codes, scale, signs, residual)
     }
 
     /// Every value of every row, row-major, in [`Self::ids`] order.
@@ -216,14 +244,21 @@ impl VectorIndex {
     }
 
     /// Tool ids, in row order.
-    pub fn ids(&self) -> &[String] {
+    pub fn ids(&self) -> &Packed {
         &self.ids
     }
 
     /// The stored (normalised) vector of `id`.
     pub fn get(&self, id: &str) -> Option<Vec<f32>> {
-        let row = *self.rows.get(id)?;
-        self.row(row)
+        self.row(self.row_of(id)?)
+    }
+
+    /// The row of `id`.
+    pub(crate) fn row_of(&self, id: &str) -> Option<usize> {
+        let ids = &self.ids;
+        self.rows
+            .find(id_hash(id), |&r| ids.get(r as usize) == Some(id))
+            .map(|&r| r as usize)
     }
 
     /// Row `row`, widened to `f32`.
@@ -510,7 +545,6 @@ impl VectorIndex {
             .iter()
             .zip(scores)
             .filter(|(id, _)| allow.is_none_or(|f| f(id)))
-            .map(|(id, s)| (id.as_str(), s))
             .collect();
         let order = |a: &(&str, f32), b: &(&str, f32)| -> Ordering {
             b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))

@@ -22,7 +22,7 @@ fn naive(idx: &VectorIndex, q: &[f32], k: usize) -> Vec<(String, f32)> {
         .iter()
         .map(|id| {
             let s: f32 = idx.get(id).unwrap().iter().zip(q).map(|(a, b)| a * b).sum();
-            (id.clone(), s)
+            (id.to_string(), s)
         })
         .collect();
     all.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap().then(a.0.cmp(&b.0)));
@@ -159,7 +159,7 @@ fn copied_rows_score_as_in_their_index() {
     let from = random_index(300, 70, &mut seed);
     let mut to = VectorIndex::new(70);
     for row in (0..300).rev() {
-        assert!(to.push_copy(&from.ids()[row], &from, row));
+        assert!(to.push_copy(from.ids().get(row).unwrap(), &from, row));
     }
     assert!(!to.push_copy("tool0000", &from, 0), "id already present");
     assert!(!to.push_copy("new", &from, 300), "no such row");
@@ -172,7 +172,7 @@ fn copied_rows_score_as_in_their_index() {
     );
     assert_eq!(a.error, b.error);
     for row in 0..300 {
-        let id = &from.ids()[row];
+        let id = from.ids().get(row).unwrap();
         assert_eq!(to.get(id), from.get(id));
         assert_eq!(to.score(&q, 299 - row), from.score(&q, row));
         assert_eq!(b.scores[299 - row], a.scores[row]);

@@ -206,7 +206,7 @@ impl Graphs {
                 q.push(
                     node.clone(),
                     &nn(tg::PARAM_TYPE)?,
-                    Literal::new_simple_literal(ty).into(),
+                    Literal::new_simple_literal(&**ty).into(),
                     curated,
                 );
             }

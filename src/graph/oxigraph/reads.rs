@@ -405,28 +405,31 @@ impl OxigraphStore {
                 nodes.entry(node).or_default().0.push(literal(name));
             }
         })?;
-        let least = |slot: &mut Option<String>, value: String| {
-            if slot.as_ref().is_none_or(|s| value < *s) {
-                *slot = Some(value);
+        // Types, entities and descriptions repeat over thousands of tools:
+        // each distinct one is held once.
+        let mut pool: HashMap<String, Arc<str>> = HashMap::new();
+        let least = |slot: &mut Option<Arc<str>>, value: String, pool: &mut HashMap<_, _>| {
+            if slot.as_deref().is_none_or(|s| value.as_str() < s) {
+                *slot = Some(shared(pool, value));
             }
         };
         self.scan(tg::PARAM_TYPE, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
-                least(&mut p.ty, literal(value));
+                least(&mut p.ty, literal(value), &mut pool);
             }
         })?;
         self.scan(tg::PARAM_ENTITY, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
-                least(&mut p.entity, literal(value));
+                least(&mut p.entity, literal(value), &mut pool);
             }
         })?;
         self.scan(tg::PARAM_DESCRIPTION, None, |node, value, _| {
             if let Some((_, p)) = nodes.get_mut(&node) {
                 let value = literal(value);
-                if (value.len(), std::cmp::Reverse(&value))
-                    > (p.description.len(), std::cmp::Reverse(&p.description))
+                if (value.len(), std::cmp::Reverse(value.as_str()))
+                    > (p.description.len(), std::cmp::Reverse(&*p.description))
                 {
-                    p.description = value;
+                    p.description = shared(&mut pool, value);
                 }
             }
         })?;
@@ -447,6 +450,18 @@ impl OxigraphStore {
             }
         }
         Ok(params)
+    }
+}
+
+/// `value`, held once in `pool` however often it is read.
+fn shared(pool: &mut HashMap<String, Arc<str>>, value: String) -> Arc<str> {
+    match pool.get(&value) {
+        Some(s) => Arc::clone(s),
+        None => {
+            let s: Arc<str> = Arc::from(value.as_str());
+            pool.insert(value, Arc::clone(&s));
+            s
+        }
     }
 }
 
