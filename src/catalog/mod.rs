@@ -130,9 +130,18 @@ impl Rows {
 /// read's temporaries (quads, link rows, map nodes); once those are freed
 /// the pages stay partly used and none goes back to the OS. Copied, the
 /// tools fill pages of their own, and the originals' pages come free
-/// whole. Falls back to the originals if the copy panics.
+/// whole. Falls back to the originals if no thread can be started or
+/// the copy panics.
 fn compact(tools: Vec<Tool>) -> Vec<Tool> {
-    std::thread::scope(|s| s.spawn(|| tools.clone()).join().ok()).unwrap_or(tools)
+    let copy = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("toolgraph-compact".into())
+            .spawn_scoped(s, || tools.clone())
+            .ok()?
+            .join()
+            .ok()
+    });
+    copy.unwrap_or(tools)
 }
 
 /// The text BM25 indexes for a tool: name (split), description and, with
@@ -501,5 +510,32 @@ impl Catalog {
             rendered.push(i);
         }
         (out, rendered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Param;
+
+    #[test]
+    fn compacted_tools_equal_the_originals_and_lookups_find_them() {
+        let tools: Vec<Tool> = (0..50)
+            .map(|i| Tool {
+                iri: format!("urn:tool:{i}"),
+                id: format!("tool_{i}"),
+                name: format!("Tool_{i}"),
+                description: format!("does thing {i}"),
+                params: vec![Param::required("id")],
+                ..Tool::default()
+            })
+            .collect();
+        assert_eq!(compact(tools.clone()), tools);
+        let catalog = Catalog::build(tools, Vec::new(), OntologyFacts::default(), &[], None, true);
+        assert_eq!(catalog.find("urn:tool:7"), Some(7));
+        assert_eq!(catalog.find("TOOL_7"), Some(7));
+        assert_eq!(catalog.iri_index("urn:tool:49"), Some(49));
+        assert_eq!(catalog.named_in("call tool_12 now"), vec![12]);
+        assert_eq!(catalog.find("nothing"), None);
     }
 }
