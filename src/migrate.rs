@@ -58,11 +58,12 @@ pub fn migrate(data_dir: &Path, to: &Neo4jStore, replace: bool) -> Result<Migrat
             .ids()
             .iter()
             .zip(stored.hashes.iter())
-            .filter_map(|(id, hash)| {
+            .enumerate()
+            .filter_map(|(row, (id, hash))| {
                 Some((
                     iris.get(id)?.clone(),
                     hash.to_string(),
-                    stored.index.get(id)?,
+                    stored.index.row(row)?,
                 ))
             })
             .collect();

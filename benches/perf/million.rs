@@ -178,7 +178,7 @@ pub fn measure(
     };
     json!({
         "tools": tools_held,
-        "vectors": "stand-in rows (hash-trigram-v1@384); every query also embedded by the real model",
+        "vectors": format!("stand-in rows ({}); every query also embedded by the real model", HashEmbedder::new().model_id()),
         "open_s": round3(open_s),
         "register_s_per_100k": registered,
         "cold": cold,

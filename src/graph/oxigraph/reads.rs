@@ -123,10 +123,7 @@ impl OxigraphStore {
             if let Some(name) = graph_source(&graph)
                 && (t.source.is_empty() || *name < *t.source)
             {
-                t.source = sources
-                    .entry(name)
-                    .or_insert_with_key(|n| n.as_str().into())
-                    .clone();
+                t.source = shared(&mut sources, name);
             }
         })?;
         let mut names: HashMap<String, String> = HashMap::new();
@@ -455,14 +452,7 @@ impl OxigraphStore {
 
 /// `value`, held once in `pool` however often it is read.
 fn shared(pool: &mut HashMap<String, Arc<str>>, value: String) -> Arc<str> {
-    match pool.get(&value) {
-        Some(s) => Arc::clone(s),
-        None => {
-            let s: Arc<str> = Arc::from(value.as_str());
-            pool.insert(value, Arc::clone(&s));
-            s
-        }
-    }
+    Arc::clone(pool.entry(value).or_insert_with_key(|v| v.as_str().into()))
 }
 
 /// The tools in name order, their parameters canonical and their links
