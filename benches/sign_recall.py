@@ -1,5 +1,6 @@
 """How often the dense first pass (q·sign(r), rank/dense.rs) keeps a
-query's exact top-10 among the tools it picks, on real MiniLM vectors:
+query's exact top-10 among the tools it picks, on real MiniLM vectors,
+with the signs of the raw rows and of the rows rotated as the engine does:
 the offline check behind `RankConfig::dense_first_pass` (README,
 Performance). Not part of scripts/perf.sh, which measures the engine's
 own answers against the exact scan (`recall_at_10_vs_exact`).
@@ -33,14 +34,59 @@ def top(scores, k):
     return np.argpartition(-scores, min(k, scores.shape[1] - 1), axis=1)[:, :k]
 
 
+M64 = (1 << 64) - 1
+
+
+def rotation(dim, rounds=3, seed=0x74675F726F746174):
+    """The engine's fixed rotation (src/embed/index/rotate.rs): per round,
+    sign flips, a Walsh-Hadamard transform over blocks of the largest power
+    of two dividing dim, a permutation; the same SplitMix64 sequence."""
+    state = seed
+
+    def nxt():
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & M64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    block = 1 << min((dim & -dim).bit_length() - 1, 12)
+    h = np.array([[1.0]])
+    while h.shape[0] < block:
+        h = np.block([[h, h], [h, -h]])
+    h = h / np.sqrt(block)
+    steps = []
+    for _ in range(rounds):
+        flips = np.array([1.0 if nxt() & 1 == 0 else -1.0 for _ in range(dim)])
+        perm = list(range(dim))
+        for i in range(dim - 1, 0, -1):
+            j = nxt() % (i + 1)
+            perm[i], perm[j] = perm[j], perm[i]
+        steps.append((flips, np.array(perm)))
+
+    def apply(V):
+        V = V.copy()
+        for flips, perm in steps:
+            V = V * flips
+            V = np.concatenate([V[:, i:i + block] @ h for i in range(0, dim, block)], axis=1)
+            out = np.empty_like(V)
+            out[:, perm] = V
+            V = out
+        return V
+    return apply
+
+
 def report(name, X, Q, picks):
     exact = top(Q @ X.T, 10)
-    signed = Q @ np.where(X > 0, 1.0, -1.0).T
-    for pick in picks:
-        found = [len(set(a) & set(b)) / 10 for a, b in zip(top(signed, pick), exact)]
-        print(f"{name}: {len(X)} tools, {len(Q)} queries, pick {pick}: recall@10 "
-              f"mean {np.mean(found):.4f}, worst {min(found):.2f}, "
-              f"{sum(f == 1.0 for f in found)} queries with all 10")
+    rotate = rotation(X.shape[1])
+    for how, (Xs, Qs) in [("raw signs", (X, Q)), ("rotated signs", (rotate(X), rotate(Q)))]:
+        signed = Qs @ np.where(Xs > 0, 1.0, -1.0).T
+        for pick in picks:
+            found = [len(set(a) & set(b)) / 10 for a, b in zip(top(signed, pick), exact)]
+            print(f"{name}, {how}: {len(X)} tools, {len(Q)} queries, pick {pick}: recall@10 "
+                  f"mean {np.mean(found):.4f}, worst {min(found):.2f}, "
+                  f"{sum(f == 1.0 for f in found)} queries with all 10")
 
 
 def main():

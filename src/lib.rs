@@ -59,6 +59,7 @@ pub mod vocab;
 // Internal: the snapshot, the caller policy, turn selection, sessions.
 mod catalog;
 mod deadline;
+mod par;
 mod policy;
 mod scope;
 mod select;

@@ -66,35 +66,39 @@ impl Engine {
             (query, pipeline::prepare(catalog, query, scope, &self.rank))
         };
         crate::deadline::check()?;
-        let ranked = std::thread::scope(|s| {
-            let ((query, prepared), embedded): ((&Query, _), Embedded);
+        // The query's vectors, kept past the branch that embeds them: the
+        // dense channel borrows them.
+        let vectors: OnceLock<Embedded> = OnceLock::new();
+        let ranked = {
+            let (query, prepared): (&Query, _);
             let dense = if embeds {
-                let other = s.spawn(understand);
                 // The dense channel needs only the embedding: it is worked
-                // out while the other thread may still be walking the graph.
-                embedded = embed(&text, None)?;
-                crate::deadline::check()?;
-                let dense = pipeline::dense(
-                    catalog,
-                    embedded.0.as_deref(),
-                    &embedded.1,
-                    scope,
-                    &self.rank,
-                );
-                (query, prepared) = other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                dense
+                // out while a helper thread may still be walking the graph.
+                let (understood, dense) = crate::par::join(understand, || {
+                    let embedded = embed(&text, None)?;
+                    let embedded = vectors.get_or_init(|| embedded);
+                    crate::deadline::check()?;
+                    Ok::<_, Error>(pipeline::dense(
+                        catalog,
+                        embedded.0.as_deref(),
+                        &embedded.1,
+                        scope,
+                        &self.rank,
+                    ))
+                });
+                (query, prepared) = understood;
+                dense?
             } else {
                 (query, prepared) = understand();
                 crate::deadline::check()?;
-                embedded = if in_conversation && embedder.is_some() {
+                let embedded = if in_conversation && embedder.is_some() {
                     let context = req.context.as_deref();
                     let own = (text.as_str(), step_texts.as_slice());
                     self.embed_in_conversation(embedder, query, context, own, vector)?
                 } else {
                     embed(&text, vector)?
                 };
+                let embedded = vectors.get_or_init(|| embedded);
                 pipeline::dense(
                     catalog,
                     embedded.0.as_deref(),
@@ -110,10 +114,8 @@ impl Engine {
                 limit,
                 explain: req.explain,
             };
-            Ok::<_, Error>(pipeline::run(
-                catalog, query, scope, prepared, dense, settings,
-            ))
-        })?;
+            pipeline::run(catalog, query, scope, prepared, dense, settings)
+        };
         // Both branches above parse the request before anything can fail.
         let query = parsed.into_inner().expect("the request is parsed");
         Ok((query, ranked))

@@ -11,6 +11,9 @@ use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::packed::Packed;
+use rotate::Rotation;
+
+mod rotate;
 use super::{dot, int8, normalize};
 
 /// Rows per parallel chunk of the int8 pass; below two chunks it runs on
@@ -43,8 +46,10 @@ pub struct VectorIndex {
     /// The largest L2 norm of a row's rounding error `r − scale·code`.
     max_residual: f32,
     /// Per row, [`Self::words`] words: bit `j % 64` of word `j / 64` is
-    /// set when the row's dimension `j` is positive.
+    /// set when dimension `j` of the row as rotated is positive.
     signs: Vec<u64>,
+    /// What rows and queries go through before their signs are taken.
+    rotation: Rotation,
 }
 
 /// A query's int8 codes and what they need to score rows.
@@ -54,19 +59,8 @@ pub(crate) struct QueryCodes {
     scale: f32,
     /// No exact dot product is further than this from its approximation.
     pub error: f32,
-}
-
-/// Runs `a` on a scoped thread and `b` on this one; both answers, or the
-/// first panic resumed here.
-fn on_two_threads<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    std::thread::scope(|scope| {
-        let a = scope.spawn(a);
-        let b = b();
-        let a = a
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (a, b)
-    })
+    /// The int8 codes of the query as rotated, for the sign pass.
+    rotated: Vec<i8>,
 }
 
 /// Approximate dot products of one query with every row.
@@ -141,6 +135,7 @@ impl VectorIndex {
             scales: Vec::with_capacity(rows),
             max_residual: 0.0,
             signs: Vec::with_capacity(rows.saturating_mul(words)),
+            rotation: Rotation::new(dim),
         }
     }
 
@@ -156,7 +151,9 @@ impl VectorIndex {
         // The row as kept: everything below is computed from it.
         half.convert_to_f32_slice(&mut row);
         let (codes, scale) = quantize(&row);
-        let signs: Vec<u64> = row
+        let signs: Vec<u64> = self
+            .rotation
+            .apply(&row)
             .chunks(64)
             .map(|word| {
                 word.iter()
@@ -332,10 +329,12 @@ impl VectorIndex {
         let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let eq = residual(query, &codes, scale);
         let error = (norm * self.max_residual + eq * (1.0 + self.max_residual)) * 1.01 + 1e-4;
+        let rotated = quantize(&self.rotation.apply(query)).0;
         Some(QueryCodes {
             codes,
             scale,
             error,
+            rotated,
         })
     }
 
@@ -361,7 +360,7 @@ impl VectorIndex {
         if rows.len() >= SPLIT_ROWS {
             let (rows_a, rows_b) = rows.split_at(rows.len() / 2);
             let (out_a, out_b) = out.split_at_mut(rows.len() / 2);
-            on_two_threads(|| score(rows_a, out_a), || score(rows_b, out_b));
+            crate::par::join(|| score(rows_a, out_a), || score(rows_b, out_b));
         } else {
             score(rows, &mut out);
         }
@@ -369,12 +368,12 @@ impl VectorIndex {
     }
 
     /// The `keep` rows that `accept` lets through (`None`: every row) with
-    /// the highest sums of the query's codes under their positive
-    /// dimensions (i.e. of `q·sign(r)`), ties to the lower row, in no
-    /// particular order. Cheap (one bit per dimension, an eighth of the int8
-    /// pass's bytes) and approximate: nothing bounds how far `q·sign(r)` is
-    /// from `q·r`. The perf bench measures how often the best rows by `q·r`
-    /// are missed.
+    /// the highest sums of the rotated query's codes under their rotated
+    /// positive dimensions (i.e. of `Rq·sign(Rr)`, `R` the fixed rotation of
+    /// `rotate.rs`), ties to the lower row, in no particular order. Cheap
+    /// (one bit per dimension, an eighth of the int8 pass's bytes) and
+    /// approximate: nothing bounds how far `Rq·sign(Rr)` is from `q·r`. The
+    /// perf bench measures how often the best rows by `q·r` are missed.
     ///
     /// The sums are small integers: each thread counts its sums per
     /// bucket, the merged counts give the bucket the `keep`-th best falls
@@ -392,7 +391,7 @@ impl VectorIndex {
         // Every sum lies in −reach..=reach; buckets of 2^shift sums, fewer
         // than BUCKETS of them.
         const BUCKETS: usize = 4096;
-        let reach: i32 = query.codes.iter().map(|&c| i32::from(c).abs()).sum();
+        let reach: i32 = query.rotated.iter().map(|&c| i32::from(c).abs()).sum();
         let span = 2 * reach as usize;
         let shift = (0..32).find(|&s| span >> s < BUCKETS).unwrap_or(31);
         let bucket = |sum: i32| ((sum + reach) as usize >> shift) & (BUCKETS - 1);
@@ -407,7 +406,7 @@ impl VectorIndex {
             let (even, odd) = counts.split_at_mut(BUCKETS);
             let parts = bits.chunks(PAR_ROWS * words).zip(sums.chunks_mut(PAR_ROWS));
             for (i, (bits, sums)) in parts.enumerate() {
-                int8::masked_sums(bits, &query.codes, sums);
+                int8::masked_sums(bits, &query.rotated, sums);
                 match &accept {
                     None => {
                         let mut pairs = sums.chunks_exact(2);
@@ -444,7 +443,7 @@ impl VectorIndex {
             let (sums_a, sums_b) = sums.split_at_mut(half);
             let (bits_a, bits_b) = self.signs.split_at(half * words);
             let (a, b) =
-                on_two_threads(|| count(0, bits_a, sums_a), || count(half, bits_b, sums_b));
+                crate::par::join(|| count(0, bits_a, sums_a), || count(half, bits_b, sums_b));
             vec![a, b]
         } else {
             vec![count(0, &self.signs, &mut sums)]
@@ -501,6 +500,7 @@ impl VectorIndex {
             codes: q,
             scale: sq,
             error,
+            ..
         } = self.query_codes(query)?;
         let mut scores = vec![0.0f32; self.len()];
         let fill = |(chunk, out): (usize, &mut [f32])| {

@@ -102,7 +102,7 @@ fn each_chunk_is_visited_once_in_row_order_with_its_scores() {
     }
 }
 
-/// The first pass keeps exactly the best rows by `q·sign(r)` among
+/// The first pass keeps exactly the best rows by `Rq·sign(Rr)` among
 /// those accepted, whatever the chunking, ties to the lower row; its
 /// int8 score of a row is the full pass's.
 #[test]
@@ -115,10 +115,12 @@ fn sign_candidates_are_the_best_accepted_rows_by_signed_sum() {
         let codes = idx.query_codes(&q).unwrap();
         let sums: Vec<i32> = (0..n)
             .map(|row| {
-                let r = idx.row(row).unwrap();
+                // Signs of the row as kept, rotated; the query's codes as
+                // rotated.
+                let r = idx.rotation.apply(&idx.row(row).unwrap());
                 (0..dim)
                     .filter(|&j| r[j] > 0.0)
-                    .map(|j| i32::from(codes.codes[j]))
+                    .map(|j| i32::from(codes.rotated[j]))
                     .sum()
             })
             .collect();
