@@ -312,8 +312,10 @@ impl World {
     /// differ by qualifier (an integration or a domain) or by a sibling
     /// entity.
     fn tools(&self, rng: &mut Rng, n: usize) -> (Vec<Value>, Vec<Made>) {
-        let mut tools = Vec::with_capacity(n);
-        let mut made: Vec<Made> = Vec::with_capacity(n);
+        // (Grown past a million: an absurd count fails as it allocates,
+        // not up front.)
+        let mut tools = Vec::with_capacity(n.min(1 << 20));
+        let mut made: Vec<Made> = Vec::with_capacity(n.min(1 << 20));
         let mut names: HashSet<String> = HashSet::new();
         while tools.len() < n {
             let verb = self.verb_zipf.sample(rng);
@@ -392,7 +394,11 @@ impl World {
 
     /// `n` queries, each for one drawn tool.
     fn queries(&self, rng: &mut Rng, tools: &[Value], made: &[Made], n: usize) -> Vec<Value> {
-        let mut queries = Vec::with_capacity(n);
+        // No tool to ask for: no query (a catalog of 0 tools panicked here).
+        if tools.is_empty() || made.len() < tools.len() {
+            return Vec::new();
+        }
+        let mut queries = Vec::new();
         for i in 0..n {
             let t = rng.below(tools.len());
             let m = &made[t];
@@ -514,6 +520,19 @@ mod tests {
     fn ontology() -> (Vec<LexEntry>, OntologyFacts) {
         read_ontology(&Path::new(env!("CARGO_MANIFEST_DIR")).join("ontology"))
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_catalog_of_no_tools_has_no_queries() {
+        let (lex, facts) = ontology();
+        let opts = SynthOptions {
+            tools: 0,
+            queries: 50,
+            seed: 7,
+        };
+        let empty = generate(&lex, &facts, &opts);
+        assert!(empty.tools.is_empty() && empty.queries.is_empty());
+        assert_eq!(empty.queries_jsonl(), "");
     }
 
     #[test]
