@@ -34,7 +34,14 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 /// works under this thread's time limit ([`crate::deadline`]). A panic in
 /// either comes back here once both have finished.
 pub(crate) fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    let Some(pool) = pool() else {
+    // A worker of another rayon pool (the eval harness's parallel
+    // searches) is one of several workers already; waiting there for the
+    // helper would let rayon run other jobs of that pool on this stack,
+    // nesting searches.
+    let elsewhere = |pool: &rayon::ThreadPool| {
+        rayon::current_thread_index().is_some() && pool.current_thread_index().is_none()
+    };
+    let Some(pool) = pool().filter(|p| !elsewhere(p)) else {
         let a = a();
         return (a, b());
     };
@@ -84,6 +91,26 @@ mod tests {
         for name in &names {
             assert!(name.starts_with("toolgraph-helper-"), "{name}");
         }
+    }
+
+    #[test]
+    fn on_another_pools_worker_both_halves_run_there() {
+        let other = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        let (a, b) = other.install(|| {
+            join(
+                || std::thread::current().name().map(str::to_string),
+                || std::thread::current().name().map(str::to_string),
+            )
+        });
+        assert_eq!(a, b, "the same thread");
+        assert!(
+            a.as_deref()
+                .is_none_or(|n| !n.starts_with("toolgraph-helper-")),
+            "{a:?}"
+        );
     }
 
     #[test]
