@@ -11,10 +11,10 @@ use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::packed::Packed;
+use super::{dot, int8, normalize};
 use rotate::Rotation;
 
 mod rotate;
-use super::{dot, int8, normalize};
 
 /// Rows per parallel chunk of the int8 pass; below two chunks it runs on
 /// the calling thread.
@@ -322,6 +322,14 @@ impl VectorIndex {
     /// largest `‖er‖` of the index (plus a margin for float rounding).
     /// `None` when the query has the wrong length or is not finite.
     pub(crate) fn query_codes(&self, query: &[f32]) -> Option<QueryCodes> {
+        let mut codes = self.unrotated_codes(query)?;
+        codes.rotated = quantize(&self.rotation.apply(query)).0;
+        Some(codes)
+    }
+
+    /// [`Self::query_codes`] without the rotated codes, for the scan over
+    /// every row, which takes no signs.
+    fn unrotated_codes(&self, query: &[f32]) -> Option<QueryCodes> {
         if query.len() != self.dim || self.dim == 0 || query.iter().any(|x| !x.is_finite()) {
             return None;
         }
@@ -329,12 +337,11 @@ impl VectorIndex {
         let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let eq = residual(query, &codes, scale);
         let error = (norm * self.max_residual + eq * (1.0 + self.max_residual)) * 1.01 + 1e-4;
-        let rotated = quantize(&self.rotation.apply(query)).0;
         Some(QueryCodes {
             codes,
             scale,
             error,
-            rotated,
+            rotated: Vec::new(),
         })
     }
 
@@ -501,7 +508,7 @@ impl VectorIndex {
             scale: sq,
             error,
             ..
-        } = self.query_codes(query)?;
+        } = self.unrotated_codes(query)?;
         let mut scores = vec![0.0f32; self.len()];
         let fill = |(chunk, out): (usize, &mut [f32])| {
             let first = chunk * PAR_ROWS;
