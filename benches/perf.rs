@@ -217,7 +217,9 @@ fn run(
         per_size.insert(n.to_string(), size);
     }
     // A million tools (TOOLGRAPH_PERF_MILLION=1; scripts/perf.sh sets it).
-    let million = if !smoke && std::env::var("TOOLGRAPH_PERF_MILLION").is_ok_and(|v| v == "1") {
+    let million = if !smoke
+        && std::env::var("TOOLGRAPH_PERF_MILLION").is_ok_and(|v| v == "1" || v == "quick")
+    {
         let p50_1k = per_size
             .get("1000")
             .and_then(|s| s["cold"]["p50_ms"].as_f64());

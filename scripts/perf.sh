@@ -24,7 +24,8 @@ export TOOLGRAPH_PERF_SIZES="${TOOLGRAPH_PERF_SIZES:-1000,10000,100000}"
 # The million-tool catalog (benches/perf/million.rs: stand-in tool vectors,
 # the real model on every query): registered once into the perf directory
 # (about 30 min the first time), then opened and searched on every run.
-# TOOLGRAPH_PERF_MILLION=0 leaves it out (its keys are then null).
+# TOOLGRAPH_PERF_MILLION=0 leaves it out (its keys are then null); =quick measures its cold
+# latency alone (a diagnostic: no recall, no memory).
 export TOOLGRAPH_PERF_MILLION="${TOOLGRAPH_PERF_MILLION:-1}"
 SECONDS_LOAD="${TOOLGRAPH_LOAD_SECONDS:-60}"
 TARGET="${CARGO_TARGET_DIR:-target}"

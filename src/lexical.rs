@@ -15,6 +15,44 @@
 use crate::scope::Scope;
 use std::collections::{HashMap, HashSet};
 
+/// BM25 accumulators (one slot per document), all 0 between searches.
+static ACCUMULATORS: crate::scratch::Clean<f32> = crate::scratch::Clean::new(0.0);
+
+/// One query's BM25 scores: one per document (0 where it shares no term),
+/// and the documents it touched.
+#[derive(Debug, Default)]
+pub struct Hits {
+    scores: Vec<f32>,
+    touched: Vec<usize>,
+}
+
+impl Hits {
+    /// One score per document (empty when nothing was scored).
+    pub fn scores(&self) -> &[f32] {
+        &self.scores
+    }
+
+    /// The documents sharing a term with the query, ascending.
+    pub fn touched(&self) -> &[usize] {
+        &self.touched
+    }
+
+    /// Document `d`'s score (0 past the end).
+    pub fn get(&self, d: usize) -> f32 {
+        self.scores.get(d).copied().unwrap_or(0.0)
+    }
+}
+
+/// The accumulator goes back to its pool, its touched slots set back to 0.
+impl Drop for Hits {
+    fn drop(&mut self) {
+        let scores = std::mem::take(&mut self.scores);
+        if !scores.is_empty() {
+            ACCUMULATORS.restore(scores, self.touched.iter().copied());
+        }
+    }
+}
+
 /// Splits `text` into lowercase word tokens.
 ///
 /// Non-alphanumeric characters separate tokens (and are dropped); inside a
@@ -192,11 +230,15 @@ impl Bm25 {
     }
 
     /// [`Self::scores`] and the documents sharing a term with the query
-    /// (ascending).
-    pub fn hits(&self, query: &str) -> (Vec<f32>, Vec<usize>) {
-        let mut acc = vec![0.0; self.len()];
-        let touched = self.accumulate(query, &mut acc);
-        (acc, touched.iter().collect())
+    /// (ascending). Its catalog-sized accumulator is reused by the next
+    /// search once the hits are dropped.
+    pub fn hits(&self, query: &str) -> Hits {
+        let mut scores = ACCUMULATORS.take(self.len());
+        let touched = self.accumulate(query, &mut scores);
+        Hits {
+            scores,
+            touched: touched.iter().collect(),
+        }
     }
 
     /// The `k` best documents as `(index, score)`, score descending, ties by
@@ -467,7 +509,8 @@ mod tests {
             "nothing here",
             "",
         ] {
-            let (scores, touched) = bm.hits(query);
+            let hits = bm.hits(query);
+            let (scores, touched) = (hits.scores().to_vec(), hits.touched().to_vec());
             let terms: Vec<String> = content_tokens(query).collect();
             let want: Vec<usize> = (0..texts.len())
                 .filter(|&d| content_tokens(&texts[d]).any(|t| terms.contains(&t)))

@@ -62,5 +62,6 @@ mod deadline;
 mod par;
 mod policy;
 mod scope;
+mod scratch;
 mod select;
 mod session;

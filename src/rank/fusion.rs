@@ -1,9 +1,10 @@
 //! Fusion: the channel scores of one query text (the whole request or one
 //! of its steps) turned into one score per tool, and the orders ranking uses.
 
-use super::channels::GraphScores;
+use super::channels::{GraphScores, ToolGraph};
 use super::dense::Dense;
 use super::{Mode, RankConfig, ScoreDetails, Scored};
+use crate::lexical::Hits;
 use crate::scope::Scope;
 use std::cmp::Ordering;
 
@@ -16,8 +17,8 @@ pub(crate) struct Channels<'a> {
     pub graph: GraphScores<'a>,
     /// Cosines (`None` when the dense channel is off).
     pub dense: Option<Dense<'a>>,
-    /// BM25 per tool index (empty when not computed).
-    pub bm25: Vec<f32>,
+    /// BM25 per tool index (none when not computed).
+    pub bm25: Hits,
     /// The tools with a BM25 score in scope, ascending.
     pub touched: Vec<usize>,
     /// The best BM25 in scope; lexical scores are divided by it.
@@ -31,20 +32,22 @@ pub(crate) struct Channels<'a> {
 }
 
 impl<'a> Channels<'a> {
-    /// Channel scores over `scope` (`touched`: the tools `bm25` scores;
-    /// the best BM25 is taken in scope only).
+    /// Channel scores over `scope` (the best BM25 is taken in scope
+    /// only).
     pub fn new(
         graph: GraphScores<'a>,
         dense: Option<Dense<'a>>,
-        (bm25, touched): (Vec<f32>, Vec<usize>),
+        bm25: Hits,
         scope: &Scope,
         cfg: &RankConfig,
     ) -> Self {
-        let touched: Vec<usize> = touched.into_iter().filter(|&i| scope.contains(i)).collect();
-        let max_bm25 = touched
+        let touched: Vec<usize> = bm25
+            .touched()
             .iter()
-            .filter_map(|&i| bm25.get(i).copied())
-            .fold(0.0_f32, f32::max);
+            .copied()
+            .filter(|&i| scope.contains(i))
+            .collect();
+        let max_bm25 = touched.iter().map(|&i| bm25.get(i)).fold(0.0_f32, f32::max);
         let lexical_trust = if max_bm25 > 0.0 {
             (max_bm25 / (max_bm25 + cfg.lexical_trust_k.max(1e-3))).powf(cfg.lexical_trust_power)
         } else {
@@ -70,7 +73,7 @@ impl<'a> Channels<'a> {
     }
 
     fn bm25(&self, idx: usize) -> f32 {
-        self.bm25.get(idx).copied().unwrap_or(0.0)
+        self.bm25.get(idx)
     }
 
     fn lexical(&self, idx: usize) -> f32 {
@@ -104,7 +107,51 @@ impl<'a> Channels<'a> {
     /// by a positive weight are monotonic, and the parts add up in the same
     /// order). Infinite (no bound) for a negative dense weight.
     pub fn upper_outside_shortlist(&self, idx: usize, mode: Mode, cfg: &RankConfig) -> f32 {
-        let parts = self.parts(idx, mode, cfg, false);
+        self.upper_of(self.parts(idx, mode, cfg, false))
+    }
+
+    /// The tools this text scores beyond their cosine, outside `core`,
+    /// whose [`Self::upper_outside_shortlist`] less `discount` reaches
+    /// `floor`, added to `out` (the same test, tool by tool, but the graph
+    /// channel's tools are read in the order it holds them rather than
+    /// looked up one by one: at a million tools hundreds of thousands of
+    /// tools are scored, and the lookups were most of fusion's time).
+    /// `false` when a tool this text does not score could reach `floor`
+    /// as well (then every candidate must be tested).
+    pub fn reaching(
+        &self,
+        (floor, discount): (f32, f32),
+        core: &Scope,
+        (mode, cfg): (Mode, &RankConfig),
+        out: &mut Vec<usize>,
+    ) -> bool {
+        let unscored = self.upper_of(self.parts_of(None, 0.0, mode, cfg, false));
+        if unscored - discount >= floor {
+            return false;
+        }
+        for (idx, found) in self.graph.scored() {
+            if core.contains(idx) {
+                continue;
+            }
+            let parts = self.parts_of(Some(found), self.lexical(idx), mode, cfg, false);
+            if self.upper_of(parts) - discount >= floor {
+                out.push(idx);
+            }
+        }
+        for &idx in &self.touched {
+            if core.contains(idx) || self.graph.get(idx).is_some() {
+                continue;
+            }
+            let parts = self.parts_of(None, self.lexical(idx), mode, cfg, false);
+            if self.upper_of(parts) - discount >= floor {
+                out.push(idx);
+            }
+        }
+        true
+    }
+
+    /// [`Self::upper_outside_shortlist`] of a tool's parts.
+    fn upper_of(&self, parts: Parts) -> f32 {
         match &self.dense {
             None => parts.fused(0.0),
             Some(_) if parts.w_dense == 0.0 => parts.fused(0.0),
@@ -154,17 +201,28 @@ impl<'a> Channels<'a> {
     /// What one tool's fused score is made of besides its cosine (looked
     /// up once when both of its bounds are wanted).
     fn parts(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> Parts {
-        let found = self.graph.get(idx);
+        self.parts_of(self.graph.get(idx), self.lexical(idx), mode, cfg, exact)
+    }
+
+    /// [`Self::parts`] from a tool's graph score and lexical score.
+    fn parts_of(
+        &self,
+        found: Option<&ToolGraph>,
+        lexical: f32,
+        mode: Mode,
+        cfg: &RankConfig,
+        exact: bool,
+    ) -> Parts {
         let graph_score = found.map_or(0.0, |g| g.score);
         let (w_dense, graph, lexical) = match mode {
             Mode::Joint => (
                 cfg.w_dense,
                 cfg.w_graph * self.graph_trust * graph_score,
-                cfg.w_lexical * self.lexical_trust * self.lexical(idx),
+                cfg.w_lexical * self.lexical_trust * lexical,
             ),
             Mode::Graph => (0.0, graph_score, 0.0),
             Mode::Dense => (1.0, 0.0, 0.0),
-            Mode::Lexical => (0.0, 0.0, self.lexical(idx)),
+            Mode::Lexical => (0.0, 0.0, lexical),
         };
         let stated = if mode == Mode::Joint && found.is_some_and(|g| g.stated_verb) {
             cfg.w_stated_verb

@@ -6,6 +6,7 @@ use crate::catalog::Catalog;
 use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
 use crate::scope::Scope;
+use crate::scratch;
 use rustc_hash::FxHashSet as HashSet;
 
 /// One tool's graph score for one query text.
@@ -123,6 +124,24 @@ pub(crate) struct GraphScores<'a> {
     evidence: Vec<Evidence>,
 }
 
+/// Slot numbers per catalog tool, all 0 between searches.
+static SLOT_OF: scratch::Clean<u32> = scratch::Clean::new(0);
+static SLOTS: scratch::Spare<Slot> = scratch::Spare::new();
+static EVIDENCE: scratch::Spare<Evidence> = scratch::Spare::new();
+
+/// The buffers go back to their pools (the slot numbers set back to 0
+/// for the tools that had one).
+impl Drop for GraphScores<'_> {
+    fn drop(&mut self) {
+        let slot_of = std::mem::take(&mut self.slot_of);
+        if !slot_of.is_empty() {
+            SLOT_OF.restore(slot_of, self.slots.iter().map(|s| s.tool as usize));
+        }
+        SLOTS.put(std::mem::take(&mut self.slots));
+        EVIDENCE.put(std::mem::take(&mut self.evidence));
+    }
+}
+
 impl<'a> GraphScores<'a> {
     fn slot(&self, idx: usize) -> Option<&Slot> {
         let at = self.slot_of.get(idx).copied()?;
@@ -156,10 +175,21 @@ impl<'a> GraphScores<'a> {
 
     /// The tools some path reaches (any order).
     pub fn tools(&self) -> impl Iterator<Item = usize> + '_ {
+        self.scored().map(|(tool, _)| tool)
+    }
+
+    /// How many tools a path reached (at most; some are reached by paths
+    /// that do not count).
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The tools some path reaches with their scores, in the order held.
+    pub fn scored(&self) -> impl Iterator<Item = (usize, &ToolGraph)> + '_ {
         self.slots
             .iter()
             .filter(|s| s.graph.reached)
-            .map(|s| s.tool as usize)
+            .map(|s| (s.tool as usize, &s.graph))
     }
 
     /// Tool `idx`'s paths, strongest first (`explain` is filled in by
@@ -417,7 +447,9 @@ impl<'a> GraphScores<'a> {
                     weight,
                 });
                 if self.slot_of.is_empty() {
-                    self.slot_of = vec![0; catalog.tools().len()];
+                    self.slot_of = SLOT_OF.take(catalog.tools().len());
+                    self.slots = SLOTS.empty();
+                    self.evidence = EVIDENCE.empty();
                 }
                 let rival = run.relation == Relation::Rival;
                 for (tool, extracted) in run.tools_in(w.scope) {

@@ -18,8 +18,10 @@ use super::query::Query;
 use super::supplied::Supplied;
 use super::{RankConfig, RankedTool, ScoreDetails, Scored};
 use crate::catalog::Catalog;
+use crate::lexical::Hits;
 use crate::scope::Scope;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::OnceCell;
 
 /// The dense channel of a request and of each of its steps: what the
 /// engine works out as soon as the embedding is there, while the graph and
@@ -122,7 +124,7 @@ pub(crate) fn prepare<'a>(
         if mode.uses_lexical() || mode.uses_graph() {
             lexical(&query.text)
         } else {
-            (Vec::new(), Vec::new())
+            Hits::default()
         },
         scope,
         cfg,
@@ -484,7 +486,7 @@ impl Texts<'_, '_> {
         let c = self.candidates(&texts, scope);
         let winners = self.step_winners(&c)?;
         // The k best keys.
-        if c.all < k && !c.everyone {
+        if c.core.len() < k && c.all() < k && !c.everyone() {
             return None;
         }
         let (mut top, mut from) = self.best_keys(&texts, &c, k)?;
@@ -499,9 +501,9 @@ impl Texts<'_, '_> {
 
     /// The candidates: named tools and each text's dense shortlist (the
     /// core), then the tools any channel scored beyond their cosine.
-    fn candidates(&self, texts: &[&Channels<'_>], scope: &Scope) -> Candidates {
-        // Ascending and without duplicates: sets over the snapshot's tools
-        // (a bit each) rather than sorts of tens of thousands.
+    fn candidates<'c>(&'c self, texts: &'c [&'c Channels<'c>], scope: &'c Scope) -> Candidates<'c> {
+        // Ascending and without duplicates: a set over the snapshot's tools
+        // (a bit each) rather than a sort.
         let mut core = Scope::none(scope.universe());
         for i in self
             .exact
@@ -512,25 +514,21 @@ impl Texts<'_, '_> {
         {
             core.insert(i);
         }
-        let mut all = core.clone();
-        let mut others: Vec<usize> = Vec::new();
-        for i in texts.iter().flat_map(|ch| ch.scored()) {
-            if scope.contains(i) && all.insert(i) {
-                others.push(i);
-            }
-        }
         Candidates {
             core: core.iter().collect(),
-            others,
-            all: all.len(),
-            everyone: all.len() == scope.len(),
+            in_core: core,
+            texts,
+            scope,
+            others: OnceCell::new(),
+            mode: self.mode,
+            cfg: self.cfg,
         }
     }
 
     /// The best score outside the candidates a text can give (none when
     /// the candidates are every tool in scope).
     fn outside(&self, c: &Candidates, ch: &Channels<'_>, discount: f32) -> f32 {
-        if c.everyone {
+        if c.everyone() {
             f32::NEG_INFINITY
         } else {
             ch.outside(self.mode, self.cfg) - discount
@@ -545,7 +543,7 @@ impl Texts<'_, '_> {
         for ch in self.steps {
             let bounds = c.close(
                 &|i| ch.bounds(i, mode, cfg, self.exact.contains(&i)),
-                &|i| ch.upper_outside_shortlist(i, mode, cfg),
+                &[(ch, 0.0)],
                 &|b| max_lower(b),
             );
             let floor = max_lower(&bounds);
@@ -598,13 +596,11 @@ impl Texts<'_, '_> {
                 }
                 (lo, hi)
             },
-            &|i| {
-                texts
-                    .iter()
-                    .enumerate()
-                    .map(|(s, ch)| ch.upper_outside_shortlist(i, mode, cfg) - discount(s))
-                    .fold(f32::NEG_INFINITY, f32::max)
-            },
+            &texts
+                .iter()
+                .enumerate()
+                .map(|(s, &ch)| (ch, discount(s)))
+                .collect::<Vec<_>>(),
             &kth_lower,
         );
         let floor = kth_lower(&mut bounds);
@@ -614,7 +610,7 @@ impl Texts<'_, '_> {
             self.keep(idx, &mut top, &mut from);
         }
         // Nothing outside the candidates may reach the k-th best key.
-        if !c.everyone {
+        if !c.everyone() {
             let kth = if top.len() > k {
                 let (_, kth, _) = top.select_nth_unstable_by(k - 1, order(mode));
                 kth.fused
@@ -634,24 +630,59 @@ impl Texts<'_, '_> {
     }
 }
 
-/// The tools fusion looks at: the core (named and dense-shortlisted), the
-/// others some channel scored, both ascending.
-struct Candidates {
+/// The tools fusion looks at: the core (named and dense-shortlisted,
+/// ascending), and the others some channel of `texts` scored.
+struct Candidates<'c> {
     core: Vec<usize>,
-    others: Vec<usize>,
-    /// Core and others together.
-    all: usize,
-    /// The candidates are every tool in scope.
-    everyone: bool,
+    in_core: Scope,
+    texts: &'c [&'c Channels<'c>],
+    scope: &'c Scope,
+    /// Every other candidate, as found: listed only when the texts'
+    /// channels cannot name the few that matter (see [`Self::close`]).
+    others: OnceCell<Vec<usize>>,
+    mode: super::Mode,
+    cfg: &'c RankConfig,
 }
 
-impl Candidates {
-    /// The core's bounds, then those of the other candidates whose cheap
-    /// upper bound reaches `floor(core bounds)`, in ascending tool order.
+impl Candidates<'_> {
+    /// The candidates outside the core (every tool a channel of a text
+    /// scores), as found.
+    fn others(&self) -> &[usize] {
+        self.others.get_or_init(|| {
+            let mut all = self.in_core.clone();
+            let mut others: Vec<usize> = Vec::new();
+            for i in self.texts.iter().flat_map(|ch| ch.scored()) {
+                if self.scope.contains(i) && all.insert(i) {
+                    others.push(i);
+                }
+            }
+            others
+        })
+    }
+
+    /// How many candidates there are.
+    fn all(&self) -> usize {
+        self.core.len() + self.others().len()
+    }
+
+    /// The candidates are every tool in scope (looked at only when the
+    /// channels' lists together could be).
+    fn everyone(&self) -> bool {
+        let listed: usize = self
+            .texts
+            .iter()
+            .map(|ch| ch.graph.len() + ch.touched.len())
+            .sum();
+        self.core.len().saturating_add(listed) >= self.scope.len() && self.all() == self.scope.len()
+    }
+
+    /// The core's bounds, then those of the other candidates whose upper
+    /// bound outside the shortlist (the best over `texts`, each less its
+    /// discount) reaches `floor(core bounds)`, in ascending tool order.
     fn close(
         &self,
         bound: &dyn Fn(usize) -> (f32, f32),
-        upper: &dyn Fn(usize) -> f32,
+        texts: &[(&Channels<'_>, f32)],
         floor: &dyn Fn(&mut [Bound]) -> f32,
     ) -> Vec<Bound> {
         let mut bounds: Vec<Bound> = self
@@ -664,15 +695,38 @@ impl Candidates {
             .collect();
         let first = floor(&mut bounds);
         let before = bounds.len();
-        bounds.extend(
-            self.others
-                .iter()
-                .filter(|&&i| upper(i) >= first)
-                .map(|&i| {
-                    let (lo, hi) = bound(i);
-                    (i, lo, hi)
-                }),
-        );
+        let how = (self.mode, self.cfg);
+        // Each text's own lists name the tools that can reach `first`:
+        // most scored tools are read once, in order.
+        let mut reaching: Vec<usize> = Vec::new();
+        let listed = texts
+            .iter()
+            .all(|&(ch, d)| ch.reaching((first, d), &self.in_core, how, &mut reaching));
+        // Every other candidate tested one by one: the reference.
+        let tested = || {
+            let upper = |i: usize| {
+                texts
+                    .iter()
+                    .map(|&(ch, d)| ch.upper_outside_shortlist(i, how.0, how.1) - d)
+                    .fold(f32::NEG_INFINITY, f32::max)
+            };
+            let mut found: Vec<usize> = (self.others().iter().copied())
+                .filter(|&i| upper(i) >= first)
+                .collect();
+            found.sort_unstable();
+            found
+        };
+        if listed {
+            reaching.sort_unstable();
+            reaching.dedup();
+            debug_assert_eq!(reaching, tested(), "the lists name what testing each finds");
+        } else {
+            reaching = tested();
+        }
+        bounds.extend(reaching.into_iter().map(|i| {
+            let (lo, hi) = bound(i);
+            (i, lo, hi)
+        }));
         if bounds.len() > before {
             bounds.sort_unstable_by_key(|b| b.0);
         }

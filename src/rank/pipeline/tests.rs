@@ -91,7 +91,7 @@ fn shortlist_fusion_equals_scoring_every_tool() {
                     whole: &Channels::new(
                         GraphScores::default(),
                         Dense::new(catalog, &vector, scope, cfg),
-                        (Vec::new(), Vec::new()),
+                        crate::lexical::Hits::default(),
                         scope,
                         cfg,
                     ),
