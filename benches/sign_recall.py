@@ -77,14 +77,36 @@ def rotation(dim, rounds=3, seed=0x74675F726F746174):
     return apply
 
 
-def report(name, X, Q, picks):
+def report(name, X, Q, picks, head=None):
     exact = top(Q @ X.T, 10)
     rotate = rotation(X.shape[1])
     for how, (Xs, Qs) in [("raw signs", (X, Q)), ("rotated signs", (rotate(X), rotate(Q)))]:
-        signed = Qs @ np.where(Xs > 0, 1.0, -1.0).T
+        S = np.where(Xs > 0, 1.0, -1.0)
+        signed = Qs @ S.T
         for pick in picks:
             found = [len(set(a) & set(b)) / 10 for a, b in zip(top(signed, pick), exact)]
             print(f"{name}, {how}: {len(X)} tools, {len(Q)} queries, pick {pick}: recall@10 "
+                  f"mean {np.mean(found):.4f}, worst {min(found):.2f}, "
+                  f"{sum(f == 1.0 for f in found)} queries with all 10")
+            if head is None or how == "raw signs":
+                continue
+            # Two stages: the first `bits` rotated signs pick `wide` rows,
+            # all of them pick `pick` among those.
+            bits, wide = head
+            if wide == 0:
+                alone = top(Qs[:, :bits] @ S[:, :bits].T, pick)
+                found = [len(set(a) & set(b)) / 10 for a, b in zip(alone, exact)]
+                print(f"{name}, {how}, first {bits} bits alone pick {pick}: recall@10 "
+                      f"mean {np.mean(found):.4f}, worst {min(found):.2f}, "
+                      f"{sum(f == 1.0 for f in found)} queries with all 10")
+                continue
+            first = top(Qs[:, :bits] @ S[:, :bits].T, wide)
+            found = []
+            for q, rows, want in zip(range(len(Q)), first, exact):
+                full = signed[q, rows]
+                kept = rows[np.argpartition(-full, min(pick, len(rows) - 1))[:pick]]
+                found.append(len(set(kept) & set(want)) / 10)
+            print(f"{name}, {how}, first {bits} bits pick {wide} then {pick}: recall@10 "
                   f"mean {np.mean(found):.4f}, worst {min(found):.2f}, "
                   f"{sum(f == 1.0 for f in found)} queries with all 10")
 
@@ -94,7 +116,13 @@ def main():
     ap.add_argument("datasets", nargs="*")
     ap.add_argument("--store")
     ap.add_argument("--queries")
+    ap.add_argument("--pick", type=int, action="append")
+    ap.add_argument("--head", help="BITS,WIDE: a first stage over the first BITS rotated signs")
+    ap.add_argument("--bits", type=int, help="only the first BITS rotated signs (no second stage)")
     args = ap.parse_args()
+    head = tuple(int(x) for x in args.head.split(",")) if args.head else None
+    if args.bits:
+        head = (args.bits, 0)
     model = peer.MiniLM(os.environ["TOOLGRAPH_MODEL_DIR"])
     rng = np.random.default_rng(1)
     for d in args.datasets:
@@ -111,7 +139,8 @@ def main():
         X = np.frombuffer(raw[24:], dtype=np.float32).reshape(n, dim)
         X = X / np.linalg.norm(X, axis=1, keepdims=True)
         queries = [json.loads(line)["query"] for line in open(args.queries)][:500]
-        report(os.path.basename(args.store.rstrip("/")), X, embed(model, queries), [4096, 2048])
+        report(os.path.basename(args.store.rstrip("/")), X, embed(model, queries),
+               args.pick or [4096, 2048], head)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,15 @@
 //! Buffers the size of the catalog that one search fills sparsely and the
-//! next one reuses. At a million tools a search wanted three such buffers
-//! fresh (the graph channel's slot per tool, the BM25 accumulator, the sign
-//! pass's sums: 4 MB each) plus the graph channel's growing lists, and
-//! `perf record` put most of that cost in the kernel zeroing new pages
-//! (`clear_page_erms`) and in copies of lists that doubled.
+//! next one reuses. At a million tools a search wanted such buffers fresh
+//! (the graph channel's slot per tool, the BM25 accumulator: 4 MB each;
+//! the sign pass's sums too, before it compared them as computed) plus the
+//! graph channel's growing lists, and `perf record` put most of that cost
+//! in the kernel zeroing new pages (`clear_page_erms`) and in copies of
+//! lists that doubled.
 //!
 //! A [`Clean`] pool keeps buffers whose every element is its fill value:
 //! whoever gives one back has restored it (it knows which elements it
 //! wrote; restoring those is cheaper than filling the whole). A [`Spare`]
-//! pool keeps buffers whose contents mean nothing (overwritten before
-//! they are read, or cleared).
+//! pool keeps empty lists with the room they grew to.
 
 use std::sync::Mutex;
 
@@ -71,7 +71,7 @@ impl<T: Copy + PartialEq> Clean<T> {
     }
 }
 
-/// Buffers whose contents mean nothing.
+/// Empty lists that keep their room.
 #[derive(Debug)]
 pub(crate) struct Spare<T> {
     free: Mutex<Vec<Vec<T>>>,
@@ -87,18 +87,6 @@ impl<T: Copy> Spare<T> {
     /// An empty buffer (with room kept from an earlier search).
     pub fn empty(&self) -> Vec<T> {
         pop(&self.free).unwrap_or_default()
-    }
-
-    /// A buffer of `len` elements, any values (`init` where it grew): the
-    /// caller overwrites each before reading it.
-    pub fn any(&self, len: usize, init: T) -> Vec<T> {
-        let mut v = pop(&self.free).unwrap_or_default();
-        if v.len() > len {
-            v.truncate(len);
-        } else {
-            v.resize(len, init);
-        }
-        v
     }
 
     /// Gives back a buffer; its contents are forgotten.
@@ -170,7 +158,6 @@ mod tests {
         let v = pool.empty();
         assert!(v.is_empty() && v.capacity() >= 1000);
         pool.put(v);
-        assert_eq!(pool.any(5, 0).len(), 5);
         let kept: Vec<Vec<u64>> = (0..KEPT + 3).map(|_| vec![1; 4]).collect();
         for v in kept {
             pool.put(v);

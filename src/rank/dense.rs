@@ -176,9 +176,12 @@ fn first_pass(
     // restricted, the common case); otherwise one per row.
     let every = scope.len() == catalog.tools().len() && catalog.every_row_has_a_tool();
     let accept = (!every).then_some(in_scope);
+    let signs = tracing::info_span!("stage", stage = "dense_signs").entered();
     let mut picked = index.sign_candidates(&codes, keep.max(SHORTLIST + 1), accept);
+    drop(signs);
     // In memory order: the int8 pass reads ahead more easily.
     picked.sort_unstable();
+    let _int8 = tracing::info_span!("stage", stage = "dense_int8").entered();
     let scores = index.approx_rows(&codes, &picked);
     let best = Best::of(
         picked

@@ -1,7 +1,7 @@
 //! Fusion: the channel scores of one query text (the whole request or one
 //! of its steps) turned into one score per tool, and the orders ranking uses.
 
-use super::channels::{GraphScores, ToolGraph};
+use super::channels::GraphScores;
 use super::dense::Dense;
 use super::{Mode, RankConfig, ScoreDetails, Scored};
 use crate::lexical::Hits;
@@ -133,7 +133,8 @@ impl<'a> Channels<'a> {
             if core.contains(idx) {
                 continue;
             }
-            let parts = self.parts_of(Some(found), self.lexical(idx), mode, cfg, false);
+            let found = Some((found.score, found.stated_verb));
+            let parts = self.parts_of(found, self.lexical(idx), mode, cfg, false);
             if self.upper_of(parts) - discount >= floor {
                 out.push(idx);
             }
@@ -201,19 +202,22 @@ impl<'a> Channels<'a> {
     /// What one tool's fused score is made of besides its cosine (looked
     /// up once when both of its bounds are wanted).
     fn parts(&self, idx: usize, mode: Mode, cfg: &RankConfig, exact: bool) -> Parts {
-        self.parts_of(self.graph.get(idx), self.lexical(idx), mode, cfg, exact)
+        let found = self.graph.get(idx).map(|g| (g.score, g.stated_verb));
+        self.parts_of(found, self.lexical(idx), mode, cfg, exact)
     }
 
-    /// [`Self::parts`] from a tool's graph score and lexical score.
+    /// [`Self::parts`] from a tool's graph score and whether a path of it
+    /// performs the stated verb (`None`: no path reaches it), and its
+    /// lexical score.
     fn parts_of(
         &self,
-        found: Option<&ToolGraph>,
+        found: Option<(f32, bool)>,
         lexical: f32,
         mode: Mode,
         cfg: &RankConfig,
         exact: bool,
     ) -> Parts {
-        let graph_score = found.map_or(0.0, |g| g.score);
+        let graph_score = found.map_or(0.0, |g| g.0);
         let (w_dense, graph, lexical) = match mode {
             Mode::Joint => (
                 cfg.w_dense,
@@ -224,7 +228,7 @@ impl<'a> Channels<'a> {
             Mode::Dense => (1.0, 0.0, 0.0),
             Mode::Lexical => (0.0, 0.0, lexical),
         };
-        let stated = if mode == Mode::Joint && found.is_some_and(|g| g.stated_verb) {
+        let stated = if mode == Mode::Joint && found.is_some_and(|g| g.1) {
             cfg.w_stated_verb
         } else {
             0.0

@@ -103,12 +103,18 @@ fn each_chunk_is_visited_once_in_row_order_with_its_scores() {
 }
 
 /// The first pass keeps exactly the best rows by `Rq·sign(Rr)` among
-/// those accepted, whatever the chunking, ties to the lower row; its
+/// those accepted, whatever the chunking or the way it finds them (a
+/// sampled threshold or a count per bucket), ties to the lower row; its
 /// int8 score of a row is the full pass's.
 #[test]
 fn sign_candidates_are_the_best_accepted_rows_by_signed_sum() {
     let mut seed = 17;
-    for (n, dim) in [(300, 384), (2 * PAR_ROWS + 5, 64), (500, 70)] {
+    for (n, dim) in [
+        (300, 384),
+        (2 * PAR_ROWS + 5, 64),
+        (500, 70),
+        (2 * PAR_ROWS + 9, 384),
+    ] {
         let idx = random_index(n, dim, &mut seed);
         let mut q: Vec<f32> = (0..dim).map(|_| lcg(&mut seed)).collect();
         normalize(&mut q);
@@ -125,7 +131,8 @@ fn sign_candidates_are_the_best_accepted_rows_by_signed_sum() {
             })
             .collect();
         let accept = |row: usize| row % 3 != 1;
-        for (keep, filter) in [0, 1, 17, n / 2, n]
+        // (Up to a 64th of a large index: a sampled threshold first.)
+        for (keep, filter) in [0, 1, 17, n / 100, n / 2, n]
             .into_iter()
             .flat_map(|k| [(k, true), (k, false)])
         {
@@ -185,6 +192,32 @@ fn copied_rows_score_as_in_their_index() {
     let kept = from.get("tool0007").unwrap();
     again.push("tool0007", &kept);
     assert_eq!(again.get("tool0007").unwrap(), kept);
+}
+
+/// Thousands of rows with the same signs: a threshold every one of them
+/// reaches still keeps the lowest rows among equal sums.
+#[test]
+fn ties_at_a_sampled_threshold_go_to_the_lower_rows() {
+    let mut idx = VectorIndex::new(64);
+    let mut seed = 23;
+    let base: Vec<f32> = (0..64).map(|_| lcg(&mut seed)).collect();
+    for i in 0..3 * PAR_ROWS {
+        // Every third row the same vector, the others scaled negatives.
+        let v: Vec<f32> = if i % 3 == 0 {
+            base.clone()
+        } else {
+            base.iter().map(|x| -x * (1.0 + i as f32)).collect()
+        };
+        idx.push(&format!("t{i}"), &v);
+    }
+    let codes = idx.query_codes(&base).unwrap();
+    for accept in [None, Some(|row: usize| row.is_multiple_of(2))] {
+        let mut got = idx.sign_candidates(&codes, 300, accept);
+        got.sort_unstable();
+        let step = if accept.is_some() { 6 } else { 3 };
+        let want: Vec<usize> = (0..300).map(|i| i * step).collect();
+        assert_eq!(got, want);
+    }
 }
 
 #[test]

@@ -120,6 +120,9 @@ pub(crate) struct GraphScores<'a> {
     /// any tool.
     slot_of: Vec<u32>,
     slots: Vec<Slot>,
+    /// The tools some path reaches and their scores, in slot order: what
+    /// fusion reads of every reached tool, a quarter of a slot's bytes.
+    reached: Vec<Reached>,
     runs: Vec<Run<'a>>,
     evidence: Vec<Evidence>,
 }
@@ -128,6 +131,16 @@ pub(crate) struct GraphScores<'a> {
 static SLOT_OF: scratch::Clean<u32> = scratch::Clean::new(0);
 static SLOTS: scratch::Spare<Slot> = scratch::Spare::new();
 static EVIDENCE: scratch::Spare<Evidence> = scratch::Spare::new();
+static REACHED: scratch::Spare<Reached> = scratch::Spare::new();
+
+/// One reached tool's score as fusion reads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reached {
+    tool: u32,
+    pub score: f32,
+    /// See [`ToolGraph::stated_verb`].
+    pub stated_verb: bool,
+}
 
 /// The buffers go back to their pools (the slot numbers set back to 0
 /// for the tools that had one).
@@ -139,6 +152,7 @@ impl Drop for GraphScores<'_> {
         }
         SLOTS.put(std::mem::take(&mut self.slots));
         EVIDENCE.put(std::mem::take(&mut self.evidence));
+        REACHED.put(std::mem::take(&mut self.reached));
     }
 }
 
@@ -178,18 +192,14 @@ impl<'a> GraphScores<'a> {
         self.scored().map(|(tool, _)| tool)
     }
 
-    /// How many tools a path reached (at most; some are reached by paths
-    /// that do not count).
+    /// How many tools a path reaches.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.reached.len()
     }
 
     /// The tools some path reaches with their scores, in the order held.
-    pub fn scored(&self) -> impl Iterator<Item = (usize, &ToolGraph)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.graph.reached)
-            .map(|s| (s.tool as usize, &s.graph))
+    pub fn scored(&self) -> impl Iterator<Item = (usize, &Reached)> + '_ {
+        self.reached.iter().map(|r| (r.tool as usize, r))
     }
 
     /// Tool `idx`'s paths, strongest first (`explain` is filled in by
@@ -403,6 +413,20 @@ pub(crate) fn graph_scores<'a>(
         for s in &mut out.slots {
             s.graph.score /= total;
         }
+    }
+    if !out.slots.is_empty() {
+        let mut reached = REACHED.empty();
+        reached.extend(
+            out.slots
+                .iter()
+                .filter(|s| s.graph.reached)
+                .map(|s| Reached {
+                    tool: s.tool,
+                    score: s.graph.score,
+                    stated_verb: s.graph.stated_verb,
+                }),
+        );
+        out.reached = reached;
     }
     out
 }
