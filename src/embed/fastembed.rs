@@ -52,6 +52,9 @@ pub struct FastEmbedder {
     /// A second session on one thread, for embedding beside other work
     /// (see [`Embedder::embed_documents_beside`]); made on first use.
     solo: OnceLock<Option<Mutex<TextEmbedding>>>,
+    /// A session like `model` whose threads never spin (see
+    /// [`Embedder::embed_query_beside`]); made on first use.
+    quiet: OnceLock<Option<Mutex<TextEmbedding>>>,
     model_id: String,
     dim: usize,
     dir: PathBuf,
@@ -123,7 +126,7 @@ fn guarded<T>(dir: &Path, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T
 
 /// A session over the model files in `dir` (`threads`: ONNX Runtime's
 /// intra-op threads, default one per core) and the model id they make.
-fn session(dir: &Path, threads: Option<usize>) -> Result<(String, TextEmbedding)> {
+fn session(dir: &Path, threads: Option<usize>, spin: bool) -> Result<(String, TextEmbedding)> {
     let onnx = read(dir, MODEL)?;
     let hash = Sha256::digest(&onnx);
     let prefix: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
@@ -145,7 +148,13 @@ fn session(dir: &Path, threads: Option<usize>) -> Result<(String, TextEmbedding)
             // working right after embedding (the dense pass, fusion), and
             // on 2 cores those spinning threads took its CPU: 10k cold
             // p50 4.03 -> 3.43 ms, 100k 24.8 -> 18.5 ms, floor unchanged.
-            .with_session_config("session.force_spinning_stop", "1");
+            .with_session_config("session.force_spinning_stop", "1")
+            // Nor, for a search embedded beside a large catalog's other
+            // work, while it runs: see `Embedder::embed_query_beside`.
+            .with_session_config(
+                "session.intra_op.allow_spinning",
+                if spin { "1" } else { "0" },
+            );
         let options = match threads {
             Some(n) => options.with_intra_threads(n),
             None => options,
@@ -173,7 +182,7 @@ impl FastEmbedder {
                 _ => return Err(not_found(dir, name)),
             }
         }
-        let (model_id, mut model) = session(dir, None)?;
+        let (model_id, mut model) = session(dir, None, true)?;
 
         // One probe both learns the dimension and proves the model runs.
         let probe = guarded(dir, "embedding a probe", || {
@@ -188,6 +197,7 @@ impl FastEmbedder {
         Ok(Self {
             model: Mutex::new(model),
             solo: OnceLock::new(),
+            quiet: OnceLock::new(),
             model_id,
             dim,
             dir: dir.to_path_buf(),
@@ -197,8 +207,22 @@ impl FastEmbedder {
     /// The one-thread session, created on first use from the same files;
     /// `None` (with a warning, once) when they changed or it cannot start.
     fn solo(&self) -> Option<&Mutex<TextEmbedding>> {
-        self.solo
-            .get_or_init(|| match session(&self.dir, Some(1)) {
+        self.another(&self.solo, Some(1), true)
+    }
+
+    /// The session whose threads never spin, as [`Self::solo`].
+    fn quiet(&self) -> Option<&Mutex<TextEmbedding>> {
+        self.another(&self.quiet, None, false)
+    }
+
+    /// A second session from the same files, made once into `cell`.
+    fn another<'s>(
+        &self,
+        cell: &'s OnceLock<Option<Mutex<TextEmbedding>>>,
+        threads: Option<usize>,
+        spin: bool,
+    ) -> Option<&'s Mutex<TextEmbedding>> {
+        cell.get_or_init(|| match session(&self.dir, threads, spin) {
                 Ok((id, model)) if id == self.model_id => Some(Mutex::new(model)),
                 Ok((id, _)) => {
                     tracing::warn!(
@@ -209,7 +233,7 @@ impl FastEmbedder {
                     None
                 }
                 Err(e) => {
-                    tracing::warn!("no one-thread embedding session: {e}");
+                    tracing::warn!("no second embedding session: {e}");
                     None
                 }
             })
@@ -281,6 +305,13 @@ impl Embedder for FastEmbedder {
     fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.run(&self.model, &refs)
+    }
+    fn embed_query_beside(&self, text: &str) -> Option<Result<Vec<f32>>> {
+        let quiet = self.quiet()?;
+        Some(self.run(quiet, &[text]).and_then(|mut v| {
+            v.pop()
+                .ok_or_else(|| Error::model_msg("embedding failed: no vector returned"))
+        }))
     }
     fn embed_documents_beside(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>>> {
         let solo = self.solo()?;

@@ -15,6 +15,16 @@ use std::sync::{Arc, OnceLock};
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 
+/// From this many tools on, the request is embedded on threads that never
+/// spin (see [`crate::embed::Embedder::embed_query_beside`]): the graph walk
+/// and the sign pass then run long beside the embedding, and ONNX
+/// Runtime's spinning worker took their core. Perf bench, cold p50 with
+/// and without spinning: 1k tools 3.39 vs 4.11 ms (spinning makes the
+/// embedding itself faster: floor 3.21 vs 3.96 ms), 1M tools 13.22 vs
+/// 11.94 ms (sign pass 4.03 vs 3.12, graph 5.09 vs 4.39). Not measured
+/// in between; 100k keeps spinning, as measured before.
+const QUIET_EMBEDDING_FROM: usize = 500_000;
+
 /// The request's vector with the conversation's weighing `weight`:
 /// `(1 - weight) * request + weight * conversation`.
 fn mixed((own, steps): Embedded, context: Option<Vec<f32>>, weight: f32) -> Embedded {
@@ -55,8 +65,10 @@ impl Engine {
             && vector.is_none()
             && !in_conversation
             && !self.queries.contains(std::slice::from_ref(&text));
+        let quiet = catalog.tools().len() >= QUIET_EMBEDDING_FROM;
         let embed = |text: &String, vector: Option<Vec<f32>>| {
-            self.embed_request(embedder, std::slice::from_ref(text), &step_texts, vector)
+            let text = std::slice::from_ref(text);
+            self.embed_request(embedder, (text, quiet), &step_texts, vector)
         };
         // The parsed request outlives the thread that parses it: the
         // channels worked out there borrow it.
@@ -168,8 +180,8 @@ impl Engine {
     ) -> Result<Embedded> {
         let (own, context) = query.conversation_texts(context);
         let vector = vector.filter(|_| own == text);
-        let embedded =
-            self.embed_request(embedder, std::slice::from_ref(&own), step_texts, vector)?;
+        let own = std::slice::from_ref(&own);
+        let embedded = self.embed_request(embedder, (own, false), step_texts, vector)?;
         Ok(match context {
             Some((c, weight)) => mixed(embedded, self.embed_one(embedder, c)?, weight),
             None => embedded,
@@ -192,12 +204,13 @@ impl Engine {
         Ok(batch.first().cloned())
     }
 
-    /// The request's embedding (`text`: its one text) and its steps'
-    /// (`vector`: computed already), through the query cache.
+    /// The request's embedding (`text`: its one text; `quiet`: on threads
+    /// that never spin) and its steps' (`vector`: computed already),
+    /// through the query cache.
     fn embed_request(
         &self,
         embedder: Option<&Arc<dyn Embedder>>,
-        text: &[String],
+        (text, quiet): (&[String], bool),
         step_texts: &[String],
         vector: Option<Vec<f32>>,
     ) -> Result<Embedded> {
@@ -210,7 +223,10 @@ impl Engine {
             None => {
                 let batch = self.queries.get_or_embed(text, || {
                     let one = text.first().map_or("", String::as_str);
-                    embedder.embed_query(one).map(|v| vec![v])
+                    let beside = quiet.then(|| embedder.embed_query_beside(one)).flatten();
+                    beside
+                        .unwrap_or_else(|| embedder.embed_query(one))
+                        .map(|v| vec![v])
                 })?;
                 batch.first().cloned().unwrap_or_default()
             }
