@@ -240,6 +240,13 @@ impl FastEmbedder {
             .as_ref()
     }
 
+    /// One text's vector on `session`.
+    fn run_one(&self, session: &Mutex<TextEmbedding>, text: &str) -> Result<Vec<f32>> {
+        self.run(session, &[text])?
+            .pop()
+            .ok_or_else(|| Error::model_msg("embedding failed: no vector returned"))
+    }
+
     fn run(&self, session: &Mutex<TextEmbedding>, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         // Texts of similar length share a batch, so a batch pads little
         // (a batch is padded to its longest text).
@@ -298,20 +305,14 @@ impl Embedder for FastEmbedder {
         &self.model_id
     }
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        self.run(&self.model, &[text])?
-            .pop()
-            .ok_or_else(|| Error::model_msg("embedding failed: no vector returned"))
+        self.run_one(&self.model, text)
     }
     fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.run(&self.model, &refs)
     }
     fn embed_query_beside(&self, text: &str) -> Option<Result<Vec<f32>>> {
-        let quiet = self.quiet()?;
-        Some(self.run(quiet, &[text]).and_then(|mut v| {
-            v.pop()
-                .ok_or_else(|| Error::model_msg("embedding failed: no vector returned"))
-        }))
+        Some(self.run_one(self.quiet()?, text))
     }
     fn embed_documents_beside(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>>> {
         let solo = self.solo()?;

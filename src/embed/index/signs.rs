@@ -105,11 +105,17 @@ impl VectorIndex {
             }
             found
         };
-        let half = self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS;
+        let half = self.half_rows();
         let (bits_a, bits_b) = self.signs.split_at((half * words).min(self.signs.len()));
         let (mut a, b) = crate::par::join(|| pass(0, bits_a), || pass(half, bits_b));
         a.extend(b);
         a
+    }
+
+    /// Where the sign pass splits the rows between two threads: about half,
+    /// at a chunk boundary.
+    fn half_rows(&self) -> usize {
+        self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS
     }
 
     /// [`Self::sign_candidates`] by counting every row's sum per bucket.
@@ -175,7 +181,7 @@ impl VectorIndex {
         // Two halves at chunk boundaries (rayon's idle workers were measured
         // not to join this pass in time: every chunk ran on one worker).
         let counts: Vec<Vec<u32>> = if self.len() >= 2 * PAR_ROWS {
-            let half = self.len().div_ceil(PAR_ROWS) / 2 * PAR_ROWS;
+            let half = self.half_rows();
             let (sums_a, sums_b) = sums.split_at_mut(half);
             let (bits_a, bits_b) = self.signs.split_at(half * words);
             let (a, b) =
