@@ -79,6 +79,7 @@ const SMOKE_TOOLS: usize = 200;
 
 fn main() {
     toolgraph::alloc::keep_freed_memory();
+    toolgraph::alloc::no_transparent_huge_pages();
     // `cargo test --benches` runs this without `--bench`: a small real run
     // (200 tools, 100 registered) in a temporary directory, removed after.
     let smoke = !std::env::args().any(|a| a == "--bench");

@@ -11,6 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     toolgraph::alloc::keep_freed_memory();
+    toolgraph::alloc::no_transparent_huge_pages();
     toolgraph::alloc::limit_c_arenas();
     cli::main()
 }
