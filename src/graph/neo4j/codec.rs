@@ -4,9 +4,10 @@
 
 use crate::error::{Error, Result};
 use crate::vocab::{self, tg};
+use neo4rs::BoltType;
 use oxigraph::model::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Relationship types by predicate: a closed list (a type is never built from
 /// data); any other predicate is a `STATEMENT` with its IRI in `p`.
@@ -183,30 +184,69 @@ pub(super) fn decode(st: &Statement) -> Result<Quad> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-pub(super) type Row = HashMap<String, String>;
+/// One batch of [`subject_rows`]: its rows, and the lists they use as
+/// (row key, relationship type, literal objects).
+pub(super) type SubjectBatch = (Vec<BoltType>, Vec<(String, &'static str, bool)>);
 
-pub(super) fn rows_of(statements: &[&Statement], literal: bool) -> Vec<Row> {
-    statements
-        .iter()
-        .map(|st| {
-            let mut row: Row = HashMap::from([
+/// Statements as rows of `create_statements.cypher`, one per subject, in
+/// batches of about `batch` statements: `{s, L_<TYPE>: [{k, p, g, v, dt,
+/// lang}], R_<TYPE>: [{k, p, g, o}]}`, a list per relationship type and
+/// object kind the subject has (the keys come from the closed list of
+/// types, never from data). A subject with more than `batch` statements
+/// is a batch of its own.
+pub(super) fn subject_rows(statements: &[Statement], batch: usize) -> Vec<SubjectBatch> {
+    let mut by_subject: BTreeMap<&str, Vec<&Statement>> = BTreeMap::new();
+    for st in statements {
+        by_subject.entry(st.s.as_str()).or_default().push(st);
+    }
+    let mut out: Vec<SubjectBatch> = Vec::new();
+    let mut rows: Vec<BoltType> = Vec::new();
+    let mut lists: BTreeSet<(String, &'static str, bool)> = BTreeSet::new();
+    let mut size = 0;
+    for (subject, statements) in by_subject {
+        if size > 0 && size + statements.len() > batch {
+            out.push((
+                std::mem::take(&mut rows),
+                std::mem::take(&mut lists).into_iter().collect(),
+            ));
+            size = 0;
+        }
+        size += statements.len();
+        let mut items: BTreeMap<(&'static str, bool), Vec<BoltType>> = BTreeMap::new();
+        for st in statements {
+            let mut item: HashMap<String, String> = HashMap::from([
                 ("k".to_string(), st.k.clone()),
-                ("s".to_string(), st.s.clone()),
                 ("p".to_string(), st.p.clone()),
                 ("g".to_string(), st.g.clone()),
             ]);
-            match (&st.object, literal) {
-                (Object::Resource(o), false) => {
-                    row.insert("o".into(), o.clone());
+            let literal = match &st.object {
+                Object::Resource(o) => {
+                    item.insert("o".into(), o.clone());
+                    false
                 }
-                (Object::Literal { value, dt, lang }, true) => {
-                    row.insert("v".into(), value.clone());
-                    row.insert("dt".into(), dt.clone());
-                    row.insert("lang".into(), lang.clone());
+                Object::Literal { value, dt, lang } => {
+                    item.insert("v".into(), value.clone());
+                    item.insert("dt".into(), dt.clone());
+                    item.insert("lang".into(), lang.clone());
+                    true
                 }
-                _ => {}
-            }
-            row
-        })
-        .collect()
+            };
+            items
+                .entry((rel_type(&st.p), literal))
+                .or_default()
+                .push(BoltType::from(item));
+        }
+        let mut row: HashMap<String, BoltType> =
+            HashMap::from([("s".to_string(), BoltType::from(subject))]);
+        for ((rel, literal), list) in items {
+            let key = format!("{}_{rel}", if literal { "L" } else { "R" });
+            lists.insert((key.clone(), rel, literal));
+            row.insert(key, BoltType::from(list));
+        }
+        rows.push(BoltType::from(row));
+    }
+    if !rows.is_empty() {
+        out.push((rows, lists.into_iter().collect()));
+    }
+    out
 }

@@ -68,11 +68,71 @@ fn statements_round_trip_through_their_server_form() {
 #[test]
 fn query_files_name_only_listed_identifiers() {
     for (_, t) in REL_TYPES {
-        let q = with_identifier(Q_CREATE_LINKS, "__TYPE__", t);
-        assert!(q.contains(&format!("[:{t} {{")), "{q}");
-        assert!(!q.contains("//"));
+        for clause in [Q_CREATE_LINK, Q_CREATE_LITERAL] {
+            let q = with_identifier(clause, "__TYPE__", t);
+            assert!(q.contains(&format!("[:{t} {{")), "{q}");
+            assert!(!q.contains("//"));
+        }
     }
     for (_, l) in LABELS {
-        assert!(with_identifier(Q_LABEL, "__LABEL__", l).contains(&format!("SET n:{l}")));
+        assert!(with_identifier(Q_LABEL, "__LABEL__", l).contains(&format!("SET e:{l}")));
+    }
+}
+
+#[test]
+fn statements_are_grouped_by_subject_in_batches_with_one_list_per_type_and_kind() {
+    let tool = NamedNode::new("urn:t:a").unwrap();
+    let other = NamedNode::new("urn:t:b").unwrap();
+    let verb = NamedNode::new("urn:v:book").unwrap();
+    let g = NamedNode::new("urn:g:s").unwrap();
+    let quads = [
+        Quad::new(
+            tool.clone(),
+            NamedNode::new(tg::PERFORMS).unwrap(),
+            verb.clone(),
+            g.clone(),
+        ),
+        Quad::new(
+            tool.clone(),
+            NamedNode::new(tg::NAME).unwrap(),
+            Literal::new_simple_literal("a"),
+            g.clone(),
+        ),
+        Quad::new(
+            tool.clone(),
+            NamedNode::new("urn:x:other").unwrap(),
+            Literal::new_simple_literal("x"),
+            g.clone(),
+        ),
+        Quad::new(
+            other.clone(),
+            NamedNode::new(tg::NAME).unwrap(),
+            Literal::new_simple_literal("b"),
+            g.clone(),
+        ),
+    ];
+    let statements: Vec<Statement> = quads.iter().map(|q| encode(q).unwrap()).collect();
+    // Both subjects fit in one batch of 4: one row each, the union of lists.
+    let batches = subject_rows(&statements, 4);
+    assert_eq!(batches.len(), 1);
+    let (rows, lists) = &batches[0];
+    assert_eq!(rows.len(), 2, "one row per subject");
+    let keys: Vec<&str> = lists.iter().map(|(k, _, _)| k.as_str()).collect();
+    assert_eq!(keys, ["L_NAME", "L_STATEMENT", "R_PERFORMS"]);
+    assert!(lists.contains(&("R_PERFORMS".to_string(), "PERFORMS", false)));
+    assert!(lists.contains(&("L_NAME".to_string(), "NAME", true)));
+    // A batch never splits a subject: 3 statements of one, then 1 of the other.
+    let batches = subject_rows(&statements, 3);
+    assert_eq!(batches.len(), 2);
+    assert_eq!(batches[0].0.len(), 1);
+    assert_eq!(batches[0].1.len(), 3, "urn:t:a's three lists");
+    assert_eq!(batches[1].1, vec![("L_NAME".to_string(), "NAME", true)]);
+    // A subject larger than a batch is a batch of its own.
+    assert_eq!(subject_rows(&statements, 1).len(), 2);
+    assert!(subject_rows(&[], 4).is_empty());
+    // Every clause the lists name is valid text: a closed identifier each.
+    for (key, rel, _) in lists {
+        let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
+        assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }
 }

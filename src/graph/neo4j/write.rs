@@ -5,10 +5,10 @@
 //! the key alone missed statements on ArcadeDB: 2 of 11.7k, in 2 of 3
 //! contract-suite runs, so the delete still reads every relationship.)
 
-use super::codec::{LABELS, Object, Statement, encode, rel_type, rows_of};
+use super::codec::{LABELS, Object, Statement, encode, subject_rows};
 use super::{
-    BATCH, Neo4jStore, Q_BUMP, Q_CREATE_LINKS, Q_CREATE_LITERALS, Q_DELETE, Q_LABEL, Q_ORPHANS,
-    Q_UNLABEL, bolt_err, cypher, with_identifier,
+    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_CREATE_LITERAL, Q_DELETE, Q_LABEL,
+    Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
 use neo4rs::Query;
@@ -61,39 +61,18 @@ impl Neo4jStore {
     }
 }
 
-/// The statements of a difference as queries: deletes, creates by
-/// relationship type, labels of the resources that gained or lost a type,
-/// orphans among the ends of removed statements.
+/// The statements of a difference as queries: deletes, the labels of the
+/// resources that gained a type, creates by relationship type, the labels
+/// of those that lost one, orphans among the ends of removed statements.
 fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> {
-    let mut groups: BTreeMap<(&'static str, bool), Vec<&Statement>> = BTreeMap::new();
-    for st in added {
-        let literal = matches!(st.object, Object::Literal { .. });
-        groups
-            .entry((rel_type(&st.p), literal))
-            .or_default()
-            .push(st);
-    }
     let mut queries: Vec<Query> = Vec::new();
     let removed_keys: Vec<String> = removed.iter().map(|st| st.k.clone()).collect();
     for chunk in removed_keys.chunks(BATCH) {
         queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
     }
-    for ((rel, literal), statements) in &groups {
-        let text = with_identifier(
-            if *literal {
-                Q_CREATE_LITERALS
-            } else {
-                Q_CREATE_LINKS
-            },
-            "__TYPE__",
-            rel,
-        );
-        for chunk in statements.chunks(BATCH) {
-            queries.push(neo4rs::query(&text).param("rows", rows_of(chunk, *literal)));
-        }
-    }
     // Labels change only on resources that gained or lost a type, and
-    // only that type's label.
+    // only that type's label; a gained one is set before the write's
+    // relationships exist (`label.cypher` says why), a lost one after.
     let mut typed: BTreeMap<(&str, bool), BTreeSet<&str>> = BTreeMap::new();
     for (statements, gained) in [(added, true), (removed, false)] {
         for st in statements
@@ -108,21 +87,36 @@ fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> 
             }
         }
     }
-    for (class, label) in LABELS {
-        for (gained, text) in [(true, Q_LABEL), (false, Q_UNLABEL)] {
+    let label_queries = |gained: bool, queries: &mut Vec<Query>| {
+        let text = if gained { Q_LABEL } else { Q_UNLABEL };
+        for (class, label) in LABELS {
             let Some(iris) = typed.get(&(*class, gained)) else {
                 continue;
             };
             let iris: Vec<String> = iris.iter().map(|s| (*s).to_string()).collect();
             for chunk in iris.chunks(BATCH) {
-                queries.push(
-                    neo4rs::query(&with_identifier(text, "__LABEL__", label))
-                        .param("class", *class)
-                        .param("iris", chunk.to_vec()),
-                );
+                let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
+                let q = if gained { q } else { q.param("class", *class) };
+                queries.push(q.param("iris", chunk.to_vec()));
             }
         }
+    };
+    label_queries(true, &mut queries);
+    for (rows, lists) in subject_rows(added, BATCH) {
+        let mut text = cypher(Q_CREATE);
+        for (key, rel, literal) in lists {
+            let clause = if literal {
+                Q_CREATE_LITERAL
+            } else {
+                Q_CREATE_LINK
+            };
+            text.push('\n');
+            let clause = with_identifier(clause, "__TYPE__", rel);
+            text.push_str(&with_identifier(&clause, "__KEY__", &key));
+        }
+        queries.push(neo4rs::query(&text).param("rows", rows));
     }
+    label_queries(false, &mut queries);
     // Orphans can only be among the ends of removed statements.
     let ends: Vec<String> = removed
         .iter()
