@@ -32,6 +32,8 @@
 //! holding the ontology (parse, constellations, store write, snapshot,
 //! embeddings) against the raw embedding throughput of the same tools' texts.
 //!
+//! With `TOOLGRAPH_PERF_BOLT` set, only the graph server (`perf/bolt.rs`).
+//!
 //! `TOOLGRAPH_PERF_GAP_MS` (a diagnostic, not used by `scripts/perf.sh`):
 //! pause that long before every cold search and every floor embedding, as
 //! a planner's turns are spaced, so that every embedding starts from an
@@ -60,6 +62,8 @@ use tracing_subscriber::layer::SubscriberExt;
 
 mod common;
 use common::root;
+#[path = "perf/bolt.rs"]
+mod bolt;
 #[path = "perf/fresh.rs"]
 mod fresh;
 #[path = "perf/million.rs"]
@@ -140,9 +144,9 @@ fn main() {
         let standin = std::env::var("TOOLGRAPH_PERF_RSS_STANDIN").is_ok_and(|v| v == "1");
         return million::rss_child(Path::new(&store), tools, &model, standin);
     }
-    let text =
-        serde_json::to_string_pretty(&Value::Object(run(&dir, &sizes, &model, &stages, smoke)))
-            .unwrap_or_default();
+    let report = bolt::when_asked(&dir, &sizes, &model, smoke)
+        .unwrap_or_else(|| run(&dir, &sizes, &model, &stages, smoke));
+    let text = serde_json::to_string_pretty(&Value::Object(report)).unwrap_or_default();
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
     }

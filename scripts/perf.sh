@@ -32,6 +32,8 @@ TARGET="${CARGO_TARGET_DIR:-target}"
 OUT=benches/results/perf.json
 WORK="$TARGET/perf"
 mkdir -p "$WORK" "$TOOLGRAPH_PERF_DIR"
+# Nothing from an earlier run is read as this run's.
+rm -f "$WORK"/engine.json "$WORK"/load-*.json "$WORK"/peer.json "$WORK"/bolt.json
 
 # The peer's Python stack, pinned, in its own virtualenv.
 PEER_ENV="${TOOLGRAPH_PEER_ENV:-$HOME/.cache/toolgraph/peerenv}"
@@ -116,6 +118,36 @@ if [ -f "$TOOLGRAPH_PERF_DIR/synth-10000-7/tools.jsonl" ]; then
     "$TOOLGRAPH_PERF_DIR/synth-10000-7/tools.jsonl" "$TOOLGRAPH_PERF_DIR/synth-10000-7/queries.jsonl" >"$WORK/peer.json"
 fi
 
+# The graph server (benches/perf/bolt.rs): ArcadeDB with its Bolt plugin on
+# loopback, an empty database, the largest catalog registered into it, its
+# vectors put there, a replica opened with the model. TOOLGRAPH_PERF_BOLT=0
+# leaves it out. The JVM heap holds the one transaction of a registration
+# (3.1M statements at 100k): TOOLGRAPH_PERF_BOLT_HEAP, 12g by default.
+rm -f "$WORK/bolt.json"
+if [ "${TOOLGRAPH_PERF_BOLT:-1}" != 0 ]; then
+  scripts/setup-bolt.sh >/dev/null
+  bolt_root="$WORK/bolt-root"
+  rm -rf "$bolt_root"
+  bolt_port="$(free_port)"; bolt_http="$(free_port)"
+  export TOOLGRAPH_GRAPH_PASSWORD="perf-$RANDOM-$RANDOM"
+  TOOLGRAPH_BOLT_HEAP="${TOOLGRAPH_PERF_BOLT_HEAP:-12g}" scripts/bolt-server.sh \
+    --bolt-port "$bolt_port" --http-port "$bolt_http" --root "$bolt_root" --database perf \
+    >"$WORK/bolt-server.log" 2>&1 &
+  bolt_pid=$!
+  trap 'kill $bolt_pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 120); do
+    curl -sf -u "root:$TOOLGRAPH_GRAPH_PASSWORD" "127.0.0.1:$bolt_http/api/v1/exists/perf" 2>/dev/null | grep -q true && break
+    sleep 1
+  done
+  echo "perf: graph server (ArcadeDB) on the largest catalog" >&2
+  TOOLGRAPH_PERF_BOLT="bolt://127.0.0.1:$bolt_port" TOOLGRAPH_PERF_BOLT_DATABASE=perf \
+    TOOLGRAPH_PERF_OUT="$WORK/bolt.json" cargo bench --quiet --bench perf >/dev/null ||
+    echo "perf: the graph-server run failed (see $WORK/bolt-server.log)" >&2
+  kill "$bolt_pid" 2>/dev/null || true; wait "$bolt_pid" 2>/dev/null || true
+  trap - EXIT
+  rm -rf "$bolt_root"
+fi
+
 python3 - "$WORK" "$OUT" <<'EOF'
 import json, os, sys
 work, out = sys.argv[1], sys.argv[2]
@@ -130,7 +162,17 @@ report = {k: engine.get(k) for k in (
     "register_over_embed_throughput", "reembedded_on_unchanged_reload",
     "recall_at_10_vs_exact_100k", "multistep_p50_over_steps_embed_p50",
     "multistep_p99_over_steps_embed_p50", "paced_p50_over_back_to_back_p50",
-    "register_fresh_s", "open_s")}
+    "register_fresh_s", "open_s",
+    "p50_1m_over_p50_1k", "recall_at_10_vs_exact_1m", "memory_per_tool_kb_1m")}
+# The graph server against the embedded store, same catalog, same run.
+bolt = (read("bolt.json") or {}).get("bolt")
+fresh = engine.get("fresh") or {}
+at_100k = bool(bolt) and bolt["tools"] == 100000
+report["bolt_register_100k_over_embedded"] = (
+    round(bolt["register_s"] / fresh["register_s"], 3)
+    if at_100k and fresh.get("register_s") and fresh.get("tools") == bolt["tools"] else None)
+report["bolt_replica_open_100k_s"] = bolt["replica_open_s"] if at_100k else None
+report["bolt_reembedded_on_replica_open_100k"] = bolt["embedded_on_open"] if at_100k else None
 measured = [l for l in load.values() if l]
 report["load_errors"] = sum(l["errors"] for l in measured) if measured else None
 report["load_rss_growth"] = max(l["rss_growth"] for l in measured) if measured else None
@@ -142,7 +184,8 @@ report["memory_per_tool_kb"] = (
 report["engine"] = engine
 report["load"] = load
 report["python_peer"] = peer
+report["bolt"] = bolt
 os.makedirs(os.path.dirname(out), exist_ok=True)
 json.dump(report, open(out, "w"), indent=2)
-print(json.dumps({k: v for k, v in report.items() if k not in ("engine", "load", "python_peer")}, indent=2))
+print(json.dumps({k: v for k, v in report.items() if k not in ("engine", "load", "python_peer", "bolt")}, indent=2))
 EOF

@@ -1,0 +1,113 @@
+//! The graph server at scale (issue 42): the largest catalog registered
+//! into an empty database on a Bolt server (ArcadeDB, started by
+//! `scripts/perf.sh`), the graph side only as `fresh.rs` measures it on the
+//! embedded store in the same run; then the tool vectors the measured store
+//! computed for the same catalog put on the server (what a replica with the
+//! model does after embedding them); then a replica opened with the model, as
+//! a new `serve` process does: its time and how many tools it embedded
+//! (the server's vectors must answer for all of them).
+//!
+//! Run by `scripts/perf.sh` as this bench with `TOOLGRAPH_PERF_BOLT` set to
+//! the server's `bolt://` address (`TOOLGRAPH_PERF_BOLT_DATABASE`, user
+//! `root`, password in `TOOLGRAPH_GRAPH_PASSWORD`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+use toolgraph::embed::{FastEmbedder, read_vectors};
+use toolgraph::graph::GraphServer;
+use toolgraph::{Embeddings, Engine, EngineOptions};
+
+use super::{catalog, root, round3};
+
+/// The report of this run when it is the graph-server run (the server
+/// `scripts/perf.sh` started named in the environment; never the smoke
+/// run), at the largest size.
+pub fn when_asked(
+    dir: &Path,
+    sizes: &[usize],
+    model: &Arc<FastEmbedder>,
+    smoke: bool,
+) -> Option<Map<String, Value>> {
+    let url = std::env::var("TOOLGRAPH_PERF_BOLT")
+        .ok()
+        .filter(|_| !smoke)?;
+    let server = GraphServer {
+        url,
+        user: "root".into(),
+        password: std::env::var("TOOLGRAPH_GRAPH_PASSWORD").unwrap_or_default(),
+        database: std::env::var("TOOLGRAPH_PERF_BOLT_DATABASE")
+            .unwrap_or_else(|_| "toolgraph".into()),
+    };
+    let n = sizes.iter().copied().max().unwrap_or(100_000);
+    let mut report = Map::new();
+    report.insert("bolt".into(), measure(dir, n, &server, model));
+    Some(report)
+}
+
+pub fn measure(dir: &Path, n: usize, server: &GraphServer, model: &Arc<FastEmbedder>) -> Value {
+    let tools = catalog(dir, n, 7).0;
+    let open = |embeddings: Embeddings| {
+        let mut opts = EngineOptions::memory(embeddings);
+        opts.graph = Some(server.clone());
+        Engine::open(opts).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let engine = open(Embeddings::Off);
+    assert_eq!(engine.catalog_size(), 0, "an empty database on the server");
+    let t = Instant::now();
+    engine
+        .load_paths(&[root().join("ontology"), tools], None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let register_s = t.elapsed().as_secs_f64();
+    let registered = engine.catalog_size();
+    eprintln!("perf: bolt: {registered} tools registered in {register_s:.1} s");
+
+    // The vectors the measured store computed for the same catalog, put on
+    // the server as a replica with the model would after embedding them.
+    let t = Instant::now();
+    let stored = read_vectors(&dir.join(format!("store-{n}")).join("vectors"))
+        .unwrap_or_else(|| panic!("no vectors in the measured store of {n} tools"));
+    let iris: HashMap<String, String> = engine
+        .store()
+        .tools()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|t| (t.id, t.iri))
+        .collect();
+    let rows: Vec<(String, String, Vec<f32>)> = (0..stored.hashes.len())
+        .filter_map(|row| {
+            let id = stored.index.ids().get(row)?;
+            Some((
+                iris.get(id)?.clone(),
+                stored.hashes.get(row)?.to_string(),
+                stored.index.get(id)?,
+            ))
+        })
+        .collect();
+    engine
+        .store()
+        .put_tool_vectors(&stored.model_id, &rows)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let vectors_s = t.elapsed().as_secs_f64();
+    drop(engine);
+
+    let t = Instant::now();
+    let replica = open(Embeddings::Custom(model.clone()));
+    let open_s = t.elapsed().as_secs_f64();
+    let reopened = replica.catalog_size();
+    let embedded_on_open = replica.embeddings_computed();
+    drop(replica);
+    assert_eq!(registered, reopened, "the replica sees what was registered");
+    json!({
+        "server": "ArcadeDB (Bolt plugin), loopback",
+        "tools": registered,
+        "register_s": round3(register_s),
+        "vectors_put_s": round3(vectors_s),
+        "vectors_put": rows.len(),
+        "replica_open_s": round3(open_s),
+        "embedded_on_open": embedded_on_open,
+    })
+}
