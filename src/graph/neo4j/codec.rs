@@ -184,34 +184,47 @@ pub(super) fn decode(st: &Statement) -> Result<Quad> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-/// One batch of [`subject_rows`]: its rows, and the lists they use as
-/// (row key, relationship type, literal objects).
-pub(super) type SubjectBatch = (Vec<BoltType>, Vec<(String, &'static str, bool)>);
+/// One batch of [`subject_batches`]: subjects with their statements.
+pub(super) type Subjects<'a> = Vec<(&'a str, Vec<&'a Statement>)>;
 
-/// Statements as rows of `create_statements.cypher`, one per subject, in
-/// batches of about `batch` statements: `{s, L_<TYPE>: [{k, p, g, v, dt,
-/// lang}], R_<TYPE>: [{k, p, g, o}]}`, a list per relationship type and
-/// object kind the subject has (the keys come from the closed list of
-/// types, never from data). A subject with more than `batch` statements
-/// is a batch of its own.
-pub(super) fn subject_rows(statements: &[Statement], batch: usize) -> Vec<SubjectBatch> {
+/// The rows of one batch for `create_statements.cypher`, and the lists they
+/// use as (row key, relationship type, literal objects).
+pub(super) type SubjectRows = (Vec<BoltType>, Vec<(String, &'static str, bool)>);
+
+/// Statements grouped by subject, in batches of about `batch` statements;
+/// a subject with more than `batch` statements is a batch of its own.
+/// Rows are built from a batch only when it is sent ([`subject_rows`]), so
+/// a large write never holds every batch's parameters at once.
+pub(super) fn subject_batches(statements: &[Statement], batch: usize) -> Vec<Subjects<'_>> {
     let mut by_subject: BTreeMap<&str, Vec<&Statement>> = BTreeMap::new();
     for st in statements {
         by_subject.entry(st.s.as_str()).or_default().push(st);
     }
-    let mut out: Vec<SubjectBatch> = Vec::new();
-    let mut rows: Vec<BoltType> = Vec::new();
-    let mut lists: BTreeSet<(String, &'static str, bool)> = BTreeSet::new();
+    let mut out: Vec<Subjects<'_>> = Vec::new();
+    let mut current: Subjects<'_> = Vec::new();
     let mut size = 0;
     for (subject, statements) in by_subject {
         if size > 0 && size + statements.len() > batch {
-            out.push((
-                std::mem::take(&mut rows),
-                std::mem::take(&mut lists).into_iter().collect(),
-            ));
+            out.push(std::mem::take(&mut current));
             size = 0;
         }
         size += statements.len();
+        current.push((subject, statements));
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// One batch as rows of `create_statements.cypher`, one per subject:
+/// `{s, L_<TYPE>: [{k, p, g, v, dt, lang}], R_<TYPE>: [{k, p, g, o}]}`, a
+/// list per relationship type and object kind the subject has (the keys
+/// come from the closed list of types, never from data).
+pub(super) fn subject_rows(subjects: &[(&str, Vec<&Statement>)]) -> SubjectRows {
+    let mut rows: Vec<BoltType> = Vec::with_capacity(subjects.len());
+    let mut lists: BTreeSet<(String, &'static str, bool)> = BTreeSet::new();
+    for (subject, statements) in subjects {
         let mut items: BTreeMap<(&'static str, bool), Vec<BoltType>> = BTreeMap::new();
         for st in statements {
             let mut item: HashMap<String, String> = HashMap::from([
@@ -237,7 +250,7 @@ pub(super) fn subject_rows(statements: &[Statement], batch: usize) -> Vec<Subjec
                 .push(BoltType::from(item));
         }
         let mut row: HashMap<String, BoltType> =
-            HashMap::from([("s".to_string(), BoltType::from(subject))]);
+            HashMap::from([("s".to_string(), BoltType::from(*subject))]);
         for ((rel, literal), list) in items {
             let key = format!("{}_{rel}", if literal { "L" } else { "R" });
             lists.insert((key.clone(), rel, literal));
@@ -245,8 +258,5 @@ pub(super) fn subject_rows(statements: &[Statement], batch: usize) -> Vec<Subjec
         }
         rows.push(BoltType::from(row));
     }
-    if !rows.is_empty() {
-        out.push((rows, lists.into_iter().collect()));
-    }
-    out
+    (rows, lists.into_iter().collect())
 }

@@ -113,25 +113,29 @@ fn statements_are_grouped_by_subject_in_batches_with_one_list_per_type_and_kind(
     ];
     let statements: Vec<Statement> = quads.iter().map(|q| encode(q).unwrap()).collect();
     // Both subjects fit in one batch of 4: one row each, the union of lists.
-    let batches = subject_rows(&statements, 4);
+    let batches = subject_batches(&statements, 4);
     assert_eq!(batches.len(), 1);
-    let (rows, lists) = &batches[0];
+    let (rows, lists) = subject_rows(&batches[0]);
     assert_eq!(rows.len(), 2, "one row per subject");
     let keys: Vec<&str> = lists.iter().map(|(k, _, _)| k.as_str()).collect();
     assert_eq!(keys, ["L_NAME", "L_STATEMENT", "R_PERFORMS"]);
     assert!(lists.contains(&("R_PERFORMS".to_string(), "PERFORMS", false)));
     assert!(lists.contains(&("L_NAME".to_string(), "NAME", true)));
     // A batch never splits a subject: 3 statements of one, then 1 of the other.
-    let batches = subject_rows(&statements, 3);
+    let batches = subject_batches(&statements, 3);
     assert_eq!(batches.len(), 2);
-    assert_eq!(batches[0].0.len(), 1);
-    assert_eq!(batches[0].1.len(), 3, "urn:t:a's three lists");
-    assert_eq!(batches[1].1, vec![("L_NAME".to_string(), "NAME", true)]);
+    let (first, first_lists) = subject_rows(&batches[0]);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first_lists.len(), 3, "urn:t:a's three lists");
+    assert_eq!(
+        subject_rows(&batches[1]).1,
+        vec![("L_NAME".to_string(), "NAME", true)]
+    );
     // A subject larger than a batch is a batch of its own.
-    assert_eq!(subject_rows(&statements, 1).len(), 2);
-    assert!(subject_rows(&[], 4).is_empty());
+    assert_eq!(subject_batches(&statements, 1).len(), 2);
+    assert!(subject_batches(&[], 4).is_empty());
     // Every clause the lists name is valid text: a closed identifier each.
-    for (key, rel, _) in lists {
+    for (key, rel, _) in &lists {
         let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }

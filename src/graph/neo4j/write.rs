@@ -5,7 +5,7 @@
 //! the key alone missed statements on ArcadeDB: 2 of 11.7k, in 2 of 3
 //! contract-suite runs, so the delete still reads every relationship.)
 
-use super::codec::{LABELS, Object, Statement, encode, subject_rows};
+use super::codec::{LABELS, Object, Statement, Subjects, encode, subject_batches, subject_rows};
 use super::{
     BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_CREATE_LITERAL, Q_DELETE, Q_LABEL,
     Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
@@ -43,7 +43,7 @@ impl Neo4jStore {
                 return Ok(None);
             };
             for q in queries {
-                if let Err(e) = txn.run(q).await {
+                if let Err(e) = txn.run(q.into_query()).await {
                     let _ = txn.rollback().await;
                     return Err(e);
                 }
@@ -61,14 +61,46 @@ impl Neo4jStore {
     }
 }
 
+/// A query of a write, or a batch of statements made into one only when
+/// it is sent (its parameters are most of a large write's memory).
+enum Pending<'a> {
+    Ready(Query),
+    Subjects(Subjects<'a>),
+}
+
+impl Pending<'_> {
+    fn into_query(self) -> Query {
+        match self {
+            Pending::Ready(q) => q,
+            Pending::Subjects(subjects) => {
+                let (rows, lists) = subject_rows(&subjects);
+                let mut text = cypher(Q_CREATE);
+                for (key, rel, literal) in lists {
+                    let clause = if literal {
+                        Q_CREATE_LITERAL
+                    } else {
+                        Q_CREATE_LINK
+                    };
+                    let clause = with_identifier(clause, "__TYPE__", rel);
+                    text.push('\n');
+                    text.push_str(&with_identifier(&clause, "__KEY__", &key));
+                }
+                neo4rs::query(&text).param("rows", rows)
+            }
+        }
+    }
+}
+
 /// The statements of a difference as queries: deletes, the labels of the
 /// resources that gained a type, creates by relationship type, the labels
 /// of those that lost one, orphans among the ends of removed statements.
-fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> {
-    let mut queries: Vec<Query> = Vec::new();
+fn difference_queries<'a>(removed: &[Statement], added: &'a [Statement]) -> Vec<Pending<'a>> {
+    let mut queries: Vec<Pending<'a>> = Vec::new();
     let removed_keys: Vec<String> = removed.iter().map(|st| st.k.clone()).collect();
     for chunk in removed_keys.chunks(BATCH) {
-        queries.push(neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()));
+        queries.push(Pending::Ready(
+            neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()),
+        ));
     }
     // Labels change only on resources that gained or lost a type, and
     // only that type's label; a gained one is set before the write's
@@ -87,7 +119,7 @@ fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> 
             }
         }
     }
-    let label_queries = |gained: bool, queries: &mut Vec<Query>| {
+    let label_queries = |gained: bool, queries: &mut Vec<Pending<'a>>| {
         let text = if gained { Q_LABEL } else { Q_UNLABEL };
         for (class, label) in LABELS {
             let Some(iris) = typed.get(&(*class, gained)) else {
@@ -97,25 +129,16 @@ fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> 
             for chunk in iris.chunks(BATCH) {
                 let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
                 let q = if gained { q } else { q.param("class", *class) };
-                queries.push(q.param("iris", chunk.to_vec()));
+                queries.push(Pending::Ready(q.param("iris", chunk.to_vec())));
             }
         }
     };
     label_queries(true, &mut queries);
-    for (rows, lists) in subject_rows(added, BATCH) {
-        let mut text = cypher(Q_CREATE);
-        for (key, rel, literal) in lists {
-            let clause = if literal {
-                Q_CREATE_LITERAL
-            } else {
-                Q_CREATE_LINK
-            };
-            text.push('\n');
-            let clause = with_identifier(clause, "__TYPE__", rel);
-            text.push_str(&with_identifier(&clause, "__KEY__", &key));
-        }
-        queries.push(neo4rs::query(&text).param("rows", rows));
-    }
+    queries.extend(
+        subject_batches(added, BATCH)
+            .into_iter()
+            .map(Pending::Subjects),
+    );
     label_queries(false, &mut queries);
     // Orphans can only be among the ends of removed statements.
     let ends: Vec<String> = removed
@@ -131,7 +154,9 @@ fn difference_queries(removed: &[Statement], added: &[Statement]) -> Vec<Query> 
         .into_iter()
         .collect();
     for chunk in ends.chunks(BATCH) {
-        queries.push(neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()));
+        queries.push(Pending::Ready(
+            neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()),
+        ));
     }
     queries
 }
