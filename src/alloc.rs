@@ -56,15 +56,8 @@ pub fn no_transparent_huge_pages() {
         const PR_SET_THP_DISABLE: std::ffi::c_int = 41;
         // SAFETY: prctl(2) with integer arguments only; failure (an old
         // kernel) leaves huge pages as they were.
-        unsafe {
-            prctl(
-                PR_SET_THP_DISABLE,
-                1 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
-                0 as std::ffi::c_ulong,
-            )
-        };
+        let (on, zero): (std::ffi::c_ulong, std::ffi::c_ulong) = (1, 0);
+        unsafe { prctl(PR_SET_THP_DISABLE, on, zero, zero, zero) };
     }
 }
 

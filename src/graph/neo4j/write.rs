@@ -1,7 +1,8 @@
 //! A difference of statements to the server, in one transaction that first
-//! takes the catalog's version: deletes by statement key, creates in
-//! batches by relationship type, labels and orphans only where the
-//! difference touched. (Deleting through the subject's index instead of
+//! takes the catalog's version: deletes by statement key, new typed
+//! resources created with their labels, creates in batches grouped by
+//! subject (each batch's parameters built as it is sent), labels and
+//! orphans only where the difference touched. (Deleting through the subject's index instead of
 //! the key alone missed statements on ArcadeDB: 2 of 11.7k, in 2 of 3
 //! contract-suite runs, so the delete still reads every relationship.)
 
