@@ -1,7 +1,5 @@
-// Statements by key; a literal object goes with its statement.
+// Relationships by statement key (literal statements are properties,
+// written again with their subject).
 MATCH (s:Resource)-[r]->(o)
 WHERE r.k IN $keys
 DELETE r
-WITH o
-WHERE o:Literal
-DELETE o

@@ -6,7 +6,6 @@
 // so writers never MERGE the same resource at the same time.
 CREATE INDEX toolgraph_resource_iri IF NOT EXISTS FOR (n:Resource) ON (n.iri);
 CREATE CONSTRAINT toolgraph_catalog_id IF NOT EXISTS FOR (n:Catalog) REQUIRE n.id IS UNIQUE;
-CREATE INDEX toolgraph_literal_key IF NOT EXISTS FOR (n:Literal) ON (n.k);
 CREATE INDEX toolgraph_tool_iri IF NOT EXISTS FOR (n:Tool) ON (n.iri);
 CREATE INDEX toolgraph_record_kind_id IF NOT EXISTS FOR (n:Record) ON (n.kind, n.id);
 CREATE CONSTRAINT toolgraph_records_id IF NOT EXISTS FOR (n:Records) REQUIRE n.id IS UNIQUE

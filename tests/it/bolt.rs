@@ -701,16 +701,72 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
     assert!(db.cypher_count(broader, none.clone()) > 0);
     let deps = "MATCH (:Tool)-[r:DEPENDS_ON]->(:Tool) RETURN count(r) AS n";
     assert!(db.cypher_count(deps, none.clone()) >= 3);
+    // Literal statements are their node's properties: a readable copy of
+    // each listed predicate, and the exact statements as parallel lists.
+    let readable = "MATCH (t:Tool) WHERE t.name IS NOT NULL AND t.description IS NOT NULL \
+                    AND size(t.lit_p) = size(t.lit_v) AND size(t.lit_p) >= 2 RETURN count(t) AS n";
+    assert_eq!(db.cypher_count(readable, none.clone()), tools.len() as u64);
+    assert_eq!(
+        db.cypher_count(
+            "MATCH (t:Tool {name: 'restaurant_table_reserve'})-[:PERFORMS]->(v:Verb {iri: $verb}) RETURN count(v) AS n",
+            serde_json::json!({ "verb": reserve }),
+        ),
+        1
+    );
+    let nodes = "MATCH (n:Literal) RETURN count(n) AS n";
+    assert_eq!(db.cypher_count(nodes, none.clone()), 0, "no literal nodes");
     // Removing a source takes its nodes, labels and literals with it.
-    let literals = "MATCH (n:Literal) RETURN count(n) AS n";
+    let literals = "MATCH (n:Resource) WHERE n.lit_p IS NOT NULL RETURN sum(size(n.lit_p)) AS n";
     let before = db.cypher_count(literals, none.clone());
     store.unload(&["seeds/travel.ttl".to_string()]).unwrap();
     let left = store.tools().unwrap().len() as u64;
     assert!(left < tools.len() as u64);
     assert_eq!(db.cypher_count(tool_nodes, none.clone()), left);
     assert!(db.cypher_count(literals, none.clone()) < before);
-    let orphans = "MATCH (n:Resource) WHERE NOT (n)--() RETURN count(n) AS n";
+    let orphans = "MATCH (n:Resource) WHERE NOT (n)--() AND n.lit_p IS NULL RETURN count(n) AS n";
     assert_eq!(db.cypher_count(orphans, none), 0);
+}
+
+#[test]
+fn literal_nodes_an_earlier_version_wrote_become_properties_at_connect() {
+    let db = BoltServer::get().database("legacy");
+    let tool = format!("{}legacy_tool", toolgraph::vocab::TOOL);
+    let g = "urn:toolgraph:source:legacy.ttl";
+    // The layout before: a relationship to a (:Literal) node per literal.
+    let old = "CREATE (t:Resource:Tool {iri: $tool}), (c:Resource {iri: $class}), \
+               (t)-[:TYPE {k: 'k0', p: $type, g: $g}]->(c), \
+               (t)-[:NAME {k: 'k1', p: $name, g: $g}]->(:Literal {k: 'k1', value: 'legacy_tool', dt: $string, lang: ''}), \
+               (t)-[:LABEL {k: 'k2', p: $label, g: $g}]->(:Literal {k: 'k2', value: 'outil', dt: $lang_string, lang: 'fr'}) \
+               RETURN count(*) AS n";
+    let params = serde_json::json!({
+        "tool": tool, "class": toolgraph::vocab::tg::TOOL, "g": g,
+        "type": toolgraph::vocab::RDF_TYPE, "name": toolgraph::vocab::tg::NAME,
+        "label": toolgraph::vocab::RDFS_LABEL,
+        "string": "http://www.w3.org/2001/XMLSchema#string",
+        "lang_string": "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString",
+    });
+    assert_eq!(db.cypher_count(old, params), 1);
+    let store = Neo4jStore::connect(&db).unwrap();
+    let none = serde_json::json!({});
+    let count = |q: &str| db.cypher_count(q, none.clone());
+    assert_eq!(count("MATCH (n:Literal) RETURN count(n) AS n"), 0);
+    assert_eq!(
+        count(
+            "MATCH (t:Tool {name: 'legacy_tool'}) WHERE size(t.lit_p) = 2 AND t.label = 'outil' RETURN count(t) AS n"
+        ),
+        1
+    );
+    // The same three statements, read back by this replica and a new one.
+    let lines = |s: &Neo4jStore| {
+        let mut l = s.constellation(&tool).unwrap();
+        l.sort();
+        l
+    };
+    let read = lines(&store);
+    assert_eq!(read.len(), 3, "{read:?}");
+    assert!(read.iter().any(|l| l.contains("\"outil\"@fr")), "{read:?}");
+    assert_eq!(lines(&Neo4jStore::connect(&db).unwrap()), read);
+    assert_eq!(store.len().unwrap(), 3);
 }
 
 #[test]

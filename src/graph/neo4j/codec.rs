@@ -1,6 +1,8 @@
 //! How RDF statements are held on the graph server: a relationship per
-//! statement, typed from a closed predicate list, literal objects as
-//! `(:Literal)` nodes, node labels mirroring `rdf:type`.
+//! statement whose object is a resource, typed from a closed predicate
+//! list; a subject's literal statements as properties of its node (exact
+//! parallel lists, and a readable copy per listed predicate); node labels
+//! mirroring `rdf:type`.
 
 use crate::error::{Error, Result};
 use crate::vocab::{self, tg};
@@ -105,7 +107,7 @@ pub(super) struct Statement {
     pub object: Object,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Object {
     Resource(String),
     Literal {
@@ -121,6 +123,14 @@ pub(super) fn key(q: &Quad) -> String {
 }
 
 pub(super) fn encode(q: &Quad) -> Result<Statement> {
+    let mut st = encode_unkeyed(q)?;
+    st.k = key(q);
+    Ok(st)
+}
+
+/// A statement without its key: literal statements live in their
+/// subject's properties, where no key is kept.
+pub(super) fn encode_unkeyed(q: &Quad) -> Result<Statement> {
     let object = match &q.object {
         Term::NamedNode(n) => Object::Resource(n.as_str().to_string()),
         Term::BlankNode(b) => Object::Resource(format!("_:{}", b.as_str())),
@@ -142,7 +152,7 @@ pub(super) fn encode(q: &Quad) -> Result<Statement> {
         GraphName::DefaultGraph => String::new(),
     };
     Ok(Statement {
-        k: key(q),
+        k: String::new(),
         s: node_id(&q.subject),
         p: q.predicate.as_str().to_string(),
         g,
@@ -184,32 +194,75 @@ pub(super) fn decode(st: &Statement) -> Result<Quad> {
     Ok(Quad::new(subject, predicate, object, graph))
 }
 
-/// One batch of [`subject_batches`]: subjects with their statements.
-pub(super) type Subjects<'a> = Vec<(&'a str, Vec<&'a Statement>)>;
+/// The list properties that hold a subject's literal statements, in
+/// parallel (predicate, graph, value, datatype, language).
+pub(super) const LITERAL_LISTS: [&str; 5] = ["lit_p", "lit_g", "lit_v", "lit_dt", "lit_lang"];
 
-/// The rows of one batch for `create_statements.cypher`, and the lists they
-/// use as (row key, relationship type, literal objects).
-pub(super) type SubjectRows = (Vec<BoltType>, Vec<(String, &'static str, bool)>);
+/// One subject's part of a write: the relationships it gains, and whether
+/// its literal statements changed (then all of them are written again, from
+/// the mirror as the write leaves it).
+#[derive(Debug)]
+pub(super) struct SubjectWrite<'a> {
+    pub s: &'a str,
+    pub links: Vec<&'a Statement>,
+    /// `Some` when its literal statements changed: the relationship types
+    /// of the removed ones, whose readable properties go when none is left.
+    pub literals: Option<BTreeSet<&'static str>>,
+}
 
-/// Statements grouped by subject, in batches of about `batch` statements;
-/// a subject with more than `batch` statements is a batch of its own.
-/// Rows are built from a batch only when it is sent ([`subject_rows`]), so
-/// a large write never holds every batch's parameters at once.
-pub(super) fn subject_batches(statements: &[Statement], batch: usize) -> Vec<Subjects<'_>> {
-    let mut by_subject: BTreeMap<&str, Vec<&Statement>> = BTreeMap::new();
-    for st in statements {
-        by_subject.entry(st.s.as_str()).or_default().push(st);
+/// A difference's work by subject, in batches of about `batch` statements
+/// (a subject is never split; one larger than a batch is a batch of its
+/// own). Rows are built from a batch only when it is sent ([`subject_rows`]),
+/// so a large write never holds every batch's parameters at once.
+pub(super) fn subject_batches<'a>(
+    removed: &'a [Statement],
+    added: &'a [Statement],
+    batch: usize,
+) -> Vec<Vec<SubjectWrite<'a>>> {
+    let mut by_subject: BTreeMap<&str, (SubjectWrite<'a>, usize)> = BTreeMap::new();
+    fn entry<'m, 'a>(
+        by_subject: &'m mut BTreeMap<&'a str, (SubjectWrite<'a>, usize)>,
+        s: &'a str,
+    ) -> &'m mut (SubjectWrite<'a>, usize) {
+        by_subject.entry(s).or_insert_with(|| {
+            let write = SubjectWrite {
+                s,
+                links: Vec::new(),
+                literals: None,
+            };
+            (write, 0)
+        })
     }
-    let mut out: Vec<Subjects<'_>> = Vec::new();
-    let mut current: Subjects<'_> = Vec::new();
+    for st in added {
+        let (write, weight) = entry(&mut by_subject, st.s.as_str());
+        *weight += 1;
+        match st.object {
+            Object::Resource(_) => write.links.push(st),
+            Object::Literal { .. } => {
+                write.literals.get_or_insert_with(BTreeSet::new);
+            }
+        }
+    }
+    for st in removed {
+        if let Object::Literal { .. } = st.object {
+            let (write, weight) = entry(&mut by_subject, st.s.as_str());
+            *weight += 1;
+            write
+                .literals
+                .get_or_insert_with(BTreeSet::new)
+                .insert(rel_type(&st.p));
+        }
+    }
+    let mut out: Vec<Vec<SubjectWrite<'a>>> = Vec::new();
+    let mut current: Vec<SubjectWrite<'a>> = Vec::new();
     let mut size = 0;
-    for (subject, statements) in by_subject {
-        if size > 0 && size + statements.len() > batch {
+    for (_, (write, weight)) in by_subject {
+        if size > 0 && size + weight > batch {
             out.push(std::mem::take(&mut current));
             size = 0;
         }
-        size += statements.len();
-        current.push((subject, statements));
+        size += weight;
+        current.push(write);
     }
     if !current.is_empty() {
         out.push(current);
@@ -217,46 +270,111 @@ pub(super) fn subject_batches(statements: &[Statement], batch: usize) -> Vec<Sub
     out
 }
 
+/// One batch for `create_statements.cypher`: its rows, the link lists they
+/// use as (row key, relationship type), and the distinct objects of its
+/// links (an item names its object by place in this list).
+pub(super) struct SubjectRows {
+    pub rows: Vec<BoltType>,
+    pub lists: Vec<(String, &'static str)>,
+    pub objects: Vec<String>,
+}
+
 /// One batch as rows of `create_statements.cypher`, one per subject:
-/// `{s, L_<TYPE>: [{k, p, g, v, dt, lang}], R_<TYPE>: [{k, p, g, o}]}`, a
-/// list per relationship type and object kind the subject has (the keys
-/// come from the closed list of types, never from data).
-pub(super) fn subject_rows(subjects: &[(&str, Vec<&Statement>)]) -> SubjectRows {
+/// `{s, props, R_<TYPE>: [{k, p, g, o}]}`, a list per relationship type the
+/// subject gains (the keys come from the closed list of types, never from
+/// data; `o` the object's place in the batch's distinct objects, each
+/// looked up once however many links reach it) and `props` the properties its literal statements set (empty when
+/// they did not change). `literals_of` gives a subject's literal statements
+/// as the write leaves them.
+pub(super) fn subject_rows(
+    subjects: &[SubjectWrite<'_>],
+    literals_of: impl Fn(&str) -> Result<Vec<Statement>>,
+) -> Result<SubjectRows> {
     let mut rows: Vec<BoltType> = Vec::with_capacity(subjects.len());
-    let mut lists: BTreeSet<(String, &'static str, bool)> = BTreeSet::new();
-    for (subject, statements) in subjects {
-        let mut items: BTreeMap<(&'static str, bool), Vec<BoltType>> = BTreeMap::new();
-        for st in statements {
-            let mut item: HashMap<String, String> = HashMap::from([
-                ("k".to_string(), st.k.clone()),
-                ("p".to_string(), st.p.clone()),
-                ("g".to_string(), st.g.clone()),
-            ]);
-            let literal = match &st.object {
-                Object::Resource(o) => {
-                    item.insert("o".into(), o.clone());
-                    false
-                }
-                Object::Literal { value, dt, lang } => {
-                    item.insert("v".into(), value.clone());
-                    item.insert("dt".into(), dt.clone());
-                    item.insert("lang".into(), lang.clone());
-                    true
-                }
+    let mut lists: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    let mut objects: Vec<String> = Vec::new();
+    let mut places: HashMap<&str, i64> = HashMap::new();
+    for write in subjects {
+        let mut items: BTreeMap<&'static str, Vec<BoltType>> = BTreeMap::new();
+        for st in &write.links {
+            let Object::Resource(o) = &st.object else {
+                continue;
             };
+            let place = *places.entry(o.as_str()).or_insert_with(|| {
+                objects.push(o.clone());
+                objects.len() as i64 - 1
+            });
+            let item: HashMap<String, BoltType> = HashMap::from([
+                ("k".to_string(), BoltType::from(st.k.as_str())),
+                ("p".to_string(), BoltType::from(st.p.as_str())),
+                ("g".to_string(), BoltType::from(st.g.as_str())),
+                ("o".to_string(), BoltType::from(place)),
+            ]);
             items
-                .entry((rel_type(&st.p), literal))
+                .entry(rel_type(&st.p))
                 .or_default()
                 .push(BoltType::from(item));
         }
-        let mut row: HashMap<String, BoltType> =
-            HashMap::from([("s".to_string(), BoltType::from(*subject))]);
-        for ((rel, literal), list) in items {
-            let key = format!("{}_{rel}", if literal { "L" } else { "R" });
-            lists.insert((key.clone(), rel, literal));
+        let props = match &write.literals {
+            Some(dropped) => literal_props(literals_of(write.s)?, dropped),
+            None => HashMap::new(),
+        };
+        let mut row: HashMap<String, BoltType> = HashMap::from([
+            ("s".to_string(), BoltType::from(write.s)),
+            ("props".to_string(), BoltType::from(props)),
+        ]);
+        for (rel, list) in items {
+            let key = format!("R_{rel}");
+            lists.insert((key.clone(), rel));
             row.insert(key, BoltType::from(list));
         }
         rows.push(BoltType::from(row));
     }
-    (rows, lists.into_iter().collect())
+    Ok(SubjectRows {
+        rows,
+        lists: lists.into_iter().collect(),
+        objects,
+    })
+}
+
+/// The properties a subject's literal statements (all of them) set: the
+/// exact statements as [`LITERAL_LISTS`], and a readable copy of each
+/// listed predicate's first value under its type in lower case (`name`,
+/// `description`, `param_type`…). Null, which removes a property, for the
+/// lists when none is left and for `dropped` types no statement has now.
+pub(super) fn literal_props(
+    mut literals: Vec<Statement>,
+    dropped: &BTreeSet<&'static str>,
+) -> HashMap<String, BoltType> {
+    let null = || BoltType::Null(neo4rs::BoltNull);
+    let mut props: HashMap<String, BoltType> = HashMap::new();
+    literals.sort_by(|a, b| (&a.p, &a.g, &a.object).cmp(&(&b.p, &b.g, &b.object)));
+    let mut columns: [Vec<String>; 5] = Default::default();
+    for st in &literals {
+        let Object::Literal { value, dt, lang } = &st.object else {
+            continue;
+        };
+        for (column, v) in columns.iter_mut().zip([&st.p, &st.g, value, dt, lang]) {
+            column.push(v.clone());
+        }
+        let rel = rel_type(&st.p);
+        if rel != OTHER_PREDICATE {
+            props
+                .entry(rel.to_ascii_lowercase())
+                .or_insert_with(|| BoltType::from(value.as_str()));
+        }
+    }
+    for rel in dropped.iter().filter(|r| **r != OTHER_PREDICATE) {
+        props.entry(rel.to_ascii_lowercase()).or_insert_with(null);
+    }
+    let empty = columns[0].is_empty();
+    for (name, column) in LITERAL_LISTS.iter().zip(columns) {
+        let value = if empty {
+            null()
+        } else {
+            BoltType::from(column)
+        };
+        props.insert((*name).to_string(), value);
+    }
+    props
 }

@@ -3,7 +3,7 @@
 use super::codec::*;
 use super::*;
 use crate::vocab::{self, tg};
-use oxigraph::model::{BlankNode, Literal, NamedNode};
+use oxigraph::model::{BlankNode, Literal, NamedNode, Term};
 
 #[test]
 fn a_transient_commit_failure_is_a_conflict_to_retry() {
@@ -68,11 +68,9 @@ fn statements_round_trip_through_their_server_form() {
 #[test]
 fn query_files_name_only_listed_identifiers() {
     for (_, t) in REL_TYPES {
-        for clause in [Q_CREATE_LINK, Q_CREATE_LITERAL] {
-            let q = with_identifier(clause, "__TYPE__", t);
-            assert!(q.contains(&format!("[:{t} {{")), "{q}");
-            assert!(!q.contains("//"));
-        }
+        let q = with_identifier(Q_CREATE_LINK, "__TYPE__", t);
+        assert!(q.contains(&format!("[:{t} {{")), "{q}");
+        assert!(!q.contains("//"));
     }
     for (_, l) in LABELS {
         assert!(with_identifier(Q_LABEL, "__LABEL__", l).contains(&format!("SET e:{l}")));
@@ -80,63 +78,114 @@ fn query_files_name_only_listed_identifiers() {
 }
 
 #[test]
-fn statements_are_grouped_by_subject_in_batches_with_one_list_per_type_and_kind() {
+fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     let tool = NamedNode::new("urn:t:a").unwrap();
     let other = NamedNode::new("urn:t:b").unwrap();
     let verb = NamedNode::new("urn:v:book").unwrap();
     let g = NamedNode::new("urn:g:s").unwrap();
-    let quads = [
-        Quad::new(
-            tool.clone(),
-            NamedNode::new(tg::PERFORMS).unwrap(),
-            verb.clone(),
-            g.clone(),
+    let quad = |s: &NamedNode, p: &str, o: Term| {
+        Quad::new(s.clone(), NamedNode::new(p).unwrap(), o, g.clone())
+    };
+    let added = [
+        quad(&tool, tg::PERFORMS, verb.clone().into()),
+        quad(&tool, tg::NAME, Literal::new_simple_literal("a").into()),
+        quad(
+            &tool,
+            "urn:x:other",
+            Literal::new_simple_literal("x").into(),
         ),
-        Quad::new(
-            tool.clone(),
-            NamedNode::new(tg::NAME).unwrap(),
-            Literal::new_simple_literal("a"),
-            g.clone(),
-        ),
-        Quad::new(
-            tool.clone(),
-            NamedNode::new("urn:x:other").unwrap(),
-            Literal::new_simple_literal("x"),
-            g.clone(),
-        ),
-        Quad::new(
-            other.clone(),
-            NamedNode::new(tg::NAME).unwrap(),
-            Literal::new_simple_literal("b"),
-            g.clone(),
-        ),
+        quad(&other, tg::PERFORMS, verb.clone().into()),
     ];
-    let statements: Vec<Statement> = quads.iter().map(|q| encode(q).unwrap()).collect();
-    // Both subjects fit in one batch of 4: one row each, the union of lists.
-    let batches = subject_batches(&statements, 4);
+    let removed = [quad(
+        &other,
+        tg::DESCRIPTION,
+        Literal::new_simple_literal("old").into(),
+    )];
+    let added: Vec<Statement> = added.iter().map(|q| encode(q).unwrap()).collect();
+    let removed: Vec<Statement> = removed.iter().map(|q| encode(q).unwrap()).collect();
+    // Both subjects fit in one batch of 5: one row each.
+    let batches = subject_batches(&removed, &added, 5);
     assert_eq!(batches.len(), 1);
-    let (rows, lists) = subject_rows(&batches[0]);
-    assert_eq!(rows.len(), 2, "one row per subject");
-    let keys: Vec<&str> = lists.iter().map(|(k, _, _)| k.as_str()).collect();
-    assert_eq!(keys, ["L_NAME", "L_STATEMENT", "R_PERFORMS"]);
-    assert!(lists.contains(&("R_PERFORMS".to_string(), "PERFORMS", false)));
-    assert!(lists.contains(&("L_NAME".to_string(), "NAME", true)));
-    // A batch never splits a subject: 3 statements of one, then 1 of the other.
-    let batches = subject_batches(&statements, 3);
-    assert_eq!(batches.len(), 2);
-    let (first, first_lists) = subject_rows(&batches[0]);
-    assert_eq!(first.len(), 1);
-    assert_eq!(first_lists.len(), 3, "urn:t:a's three lists");
+    let a = &batches[0][0];
+    assert_eq!((a.s, a.links.len()), ("urn:t:a", 1));
+    assert_eq!(a.literals, Some(Default::default()), "its literals changed");
+    let b = &batches[0][1];
     assert_eq!(
-        subject_rows(&batches[1]).1,
-        vec![("L_NAME".to_string(), "NAME", true)]
+        b.literals,
+        Some(["DESCRIPTION"].into()),
+        "lost a description"
     );
-    // A subject larger than a batch is a batch of its own.
-    assert_eq!(subject_batches(&statements, 1).len(), 2);
-    assert!(subject_batches(&[], 4).is_empty());
+    // The literals come from the mirror as the write leaves it.
+    let now = |s: &str| -> Result<Vec<Statement>> {
+        Ok(match s {
+            "urn:t:a" => added[1..3].to_vec(),
+            _ => Vec::new(),
+        })
+    };
+    let batch = subject_rows(&batches[0], now).unwrap();
+    assert_eq!(batch.rows.len(), 2, "one row per subject");
+    assert_eq!(batch.lists, [("R_PERFORMS".to_string(), "PERFORMS")]);
+    assert_eq!(batch.objects, ["urn:v:book"], "one lookup for both links");
+    let row = |i: usize| -> HashMap<String, serde_json::Value> {
+        let BoltType::Map(m) = &batch.rows[i] else {
+            panic!("a row is a map")
+        };
+        m.value
+            .iter()
+            .map(|(k, v)| (k.value.clone(), bolt_json(v)))
+            .collect()
+    };
+    let (a, b) = (row(0), row(1));
+    assert_eq!(a["R_PERFORMS"][0]["o"], 0);
+    let props = &a["props"];
+    assert_eq!(props["name"], "a", "a readable copy");
+    assert_eq!(props["lit_p"], serde_json::json!([tg::NAME, "urn:x:other"]));
+    assert_eq!(props["lit_v"], serde_json::json!(["a", "x"]));
+    assert_eq!(props["lit_g"], serde_json::json!(["urn:g:s", "urn:g:s"]));
+    assert_eq!(
+        props.get("statement"),
+        None,
+        "no copy for unlisted predicates"
+    );
+    // b's last literal went: every list and its description are removed.
+    for key in [
+        "lit_p",
+        "lit_g",
+        "lit_v",
+        "lit_dt",
+        "lit_lang",
+        "description",
+    ] {
+        assert_eq!(b["props"][key], serde_json::Value::Null, "{key}");
+        assert!(
+            b["props"].get(key).is_some(),
+            "{key} set to null, not left out"
+        );
+    }
+    // A batch never splits a subject; one larger than a batch is its own.
+    assert_eq!(subject_batches(&removed, &added, 3).len(), 2);
+    assert_eq!(subject_batches(&removed, &added, 1).len(), 2);
+    assert!(subject_batches(&[], &[], 4).is_empty());
     // Every clause the lists name is valid text: a closed identifier each.
-    for (key, rel, _) in &lists {
+    for (key, rel) in &batch.lists {
         let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
+    }
+}
+
+/// A Bolt value as JSON, for assertions.
+fn bolt_json(v: &BoltType) -> serde_json::Value {
+    match v {
+        BoltType::String(s) => s.value.clone().into(),
+        BoltType::Integer(i) => i.value.into(),
+        BoltType::Null(_) => serde_json::Value::Null,
+        BoltType::List(l) => l.value.iter().map(bolt_json).collect(),
+        BoltType::Map(m) => m
+            .value
+            .iter()
+            .map(|(k, v)| (k.value.clone(), bolt_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => panic!("{other:?}"),
     }
 }

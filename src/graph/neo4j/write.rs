@@ -1,27 +1,124 @@
 //! A difference of statements to the server, in one transaction that first
-//! takes the catalog's version: deletes by statement key, new typed
-//! resources created with their labels, creates in batches grouped by
-//! subject (each batch's parameters built as it is sent), labels and
-//! orphans only where the difference touched. (Deleting through the subject's index instead of
-//! the key alone missed statements on ArcadeDB: 2 of 11.7k, in 2 of 3
-//! contract-suite runs, so the delete still reads every relationship.)
+//! takes the catalog's version: relationships deleted by statement key, new
+//! typed resources created with their labels, then one row per touched
+//! subject in batches (each batch's parameters built as it is sent): its new
+//! relationships and, when its literal statements changed, all of them set
+//! again as its properties from the mirror as the write leaves it; labels
+//! and orphans only where the difference touched. (Deleting through the
+//! subject's index instead of the key alone missed statements on ArcadeDB:
+//! 2 of 11.7k, in 2 of 3 contract-suite runs, so the delete still reads
+//! every relationship.)
 
-use super::codec::{LABELS, Object, Statement, Subjects, encode, subject_batches, subject_rows};
+use super::codec::{
+    LABELS, Object, Statement, SubjectWrite, encode, encode_unkeyed, parse_node, subject_batches,
+    subject_rows,
+};
 use super::{
-    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_CREATE_LITERAL, Q_DELETE, Q_LABEL,
+    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_DELETE, Q_LABEL, Q_LEGACY_LITERALS,
     Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
+use crate::graph::oxigraph::OxigraphStore;
 use neo4rs::Query;
-use oxigraph::model::Quad;
+use oxigraph::model::{Quad, Term};
 use std::collections::{BTreeMap, BTreeSet};
 
 impl Neo4jStore {
-    /// Writes a difference in one transaction with the version check.
-    pub(super) fn write(&self, removed: &[Quad], added: &[Quad], expected: i64) -> Result<i64> {
+    /// Writes a difference in one transaction with the version check;
+    /// `now` is the mirror with the difference applied.
+    pub(super) fn write(
+        &self,
+        removed: &[Quad],
+        added: &[Quad],
+        expected: i64,
+        now: &OxigraphStore,
+    ) -> Result<i64> {
         let removed: Vec<Statement> = removed.iter().map(encode).collect::<Result<_>>()?;
         let added: Vec<Statement> = added.iter().map(encode).collect::<Result<_>>()?;
         let queries = difference_queries(&removed, &added);
+        self.transact(queries, expected, now)
+    }
+
+    /// Moves literal statements an earlier toolgraph kept as `(:Literal)`
+    /// nodes into their subjects' properties, in one write: every subject
+    /// with a literal statement in the mirror (read from those nodes) is
+    /// written again, then the nodes go.
+    pub(super) fn move_legacy_literals(&self) -> Result<()> {
+        let legacy = self.fetch(
+            neo4rs::query("MATCH (l:Literal) RETURN count(l) AS n"),
+            &["n"],
+        )?;
+        let count: u64 = legacy
+            .first()
+            .and_then(|r| r[0].as_deref())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if count == 0 {
+            return Ok(());
+        }
+        tracing::info!(
+            literals = count,
+            "moving literal nodes into their subjects' properties"
+        );
+        let _writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut attempt = 0;
+        loop {
+            match self.move_legacy_literals_once() {
+                Err(Error::Conflict(why)) if attempt < super::CONFLICT_RETRIES => {
+                    attempt += 1;
+                    tracing::info!(attempt, %why, "another replica wrote while literal nodes were moved; again");
+                    self.catch_up()?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn move_legacy_literals_once(&self) -> Result<()> {
+        let mut mirror = self
+            .mirror
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let subjects: BTreeSet<String> = mirror
+            .quads
+            .iter()
+            .filter(|q| matches!(q.object, Term::Literal(_)))
+            .map(|q| super::codec::node_id(&q.subject))
+            .collect();
+        let writes: Vec<SubjectWrite<'_>> = subjects
+            .iter()
+            .map(|s| SubjectWrite {
+                s,
+                links: Vec::new(),
+                literals: Some(BTreeSet::new()),
+            })
+            .collect();
+        let mut queries = vec![Pending::Ready(neo4rs::query(&cypher(Q_LEGACY_LITERALS)))];
+        let mut batch = Vec::new();
+        for w in writes {
+            batch.push(w);
+            if batch.len() == BATCH / 8 {
+                queries.push(Pending::Subjects(std::mem::take(&mut batch)));
+            }
+        }
+        if !batch.is_empty() {
+            queries.push(Pending::Subjects(batch));
+        }
+        let version = self.transact(queries, mirror.version, &mirror.store)?;
+        mirror.version = version;
+        Ok(())
+    }
+
+    /// Runs a write's queries in one transaction after the version check.
+    fn transact(
+        &self,
+        queries: Vec<Pending<'_>>,
+        expected: i64,
+        now: &OxigraphStore,
+    ) -> Result<i64> {
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
         // The version first: it locks the catalog node, so concurrent writers
         // queue behind each other and a stale one learns it before writing.
@@ -41,18 +138,25 @@ impl Neo4jStore {
             }
             let Some(version) = version else {
                 let _ = txn.rollback().await;
-                return Ok(None);
+                return Ok(Ok(None));
             };
             for q in queries {
-                if let Err(e) = txn.run(q.into_query()).await {
+                let q = match q.into_query(now) {
+                    Ok(q) => q,
+                    Err(e) => {
+                        let _ = txn.rollback().await;
+                        return Ok(Err(e));
+                    }
+                };
+                if let Err(e) = txn.run(q).await {
                     let _ = txn.rollback().await;
                     return Err(e);
                 }
             }
             txn.commit().await?;
-            Ok(Some(version))
+            Ok(Ok(Some(version)))
         });
-        match outcome.map_err(|e| bolt_err(&self.server, e))? {
+        match outcome.map_err(|e| bolt_err(&self.server, e))?? {
             Some(v) => Ok(v),
             None => Err(Error::Conflict(
                 "another replica changed the catalog at the same time; nothing was written, try again"
@@ -62,42 +166,53 @@ impl Neo4jStore {
     }
 }
 
-/// A query of a write, or a batch of statements made into one only when
-/// it is sent (its parameters are most of a large write's memory).
+/// A query of a write, or a batch of subjects made into one only when it
+/// is sent (its parameters are most of a large write's memory).
 enum Pending<'a> {
     Ready(Query),
-    Subjects(Subjects<'a>),
+    Subjects(Vec<SubjectWrite<'a>>),
 }
 
 impl Pending<'_> {
-    fn into_query(self) -> Query {
+    fn into_query(self, now: &OxigraphStore) -> Result<Query> {
         match self {
-            Pending::Ready(q) => q,
+            Pending::Ready(q) => Ok(q),
             Pending::Subjects(subjects) => {
-                let (rows, lists) = subject_rows(&subjects);
+                let batch = subject_rows(&subjects, |s| literals_of(now, s))?;
                 let mut text = cypher(Q_CREATE);
-                for (key, rel, literal) in lists {
-                    let clause = if literal {
-                        Q_CREATE_LITERAL
-                    } else {
-                        Q_CREATE_LINK
-                    };
-                    let clause = with_identifier(clause, "__TYPE__", rel);
+                for (key, rel) in batch.lists {
+                    let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
                     text.push('\n');
                     text.push_str(&with_identifier(&clause, "__KEY__", &key));
                 }
-                neo4rs::query(&text).param("rows", rows)
+                Ok(neo4rs::query(&text)
+                    .param("objects", batch.objects)
+                    .param("rows", batch.rows))
             }
         }
     }
 }
 
+/// A subject's literal statements in the mirror, every graph.
+fn literals_of(now: &OxigraphStore, subject: &str) -> Result<Vec<Statement>> {
+    now.quads_about(&parse_node(subject)?)?
+        .iter()
+        .filter(|q| matches!(q.object, Term::Literal(_)))
+        .map(encode_unkeyed)
+        .collect()
+}
+
 /// The statements of a difference as queries: deletes, the labels of the
 /// resources that gained a type, creates by relationship type, the labels
 /// of those that lost one, orphans among the ends of removed statements.
-fn difference_queries<'a>(removed: &[Statement], added: &'a [Statement]) -> Vec<Pending<'a>> {
+fn difference_queries<'a>(removed: &'a [Statement], added: &'a [Statement]) -> Vec<Pending<'a>> {
     let mut queries: Vec<Pending<'a>> = Vec::new();
-    let removed_keys: Vec<String> = removed.iter().map(|st| st.k.clone()).collect();
+    // Literal statements are their subject's properties, written again below.
+    let removed_keys: Vec<String> = removed
+        .iter()
+        .filter(|st| matches!(st.object, Object::Resource(_)))
+        .map(|st| st.k.clone())
+        .collect();
     for chunk in removed_keys.chunks(BATCH) {
         queries.push(Pending::Ready(
             neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()),
@@ -136,7 +251,7 @@ fn difference_queries<'a>(removed: &[Statement], added: &'a [Statement]) -> Vec<
     };
     label_queries(true, &mut queries);
     queries.extend(
-        subject_batches(added, BATCH)
+        subject_batches(removed, added, BATCH)
             .into_iter()
             .map(Pending::Subjects),
     );

@@ -4,7 +4,7 @@
 use super::{META_GRAPH, OxigraphStore, extracted_graph, nn, source_graph, store_err};
 use crate::error::Result;
 use crate::graph::Change;
-use oxigraph::model::{NamedNode, Quad};
+use oxigraph::model::{NamedNode, NamedOrBlankNode, Quad};
 
 impl OxigraphStore {
     /// The named graphs `apply(change)` can write: each loaded or unloaded
@@ -42,5 +42,13 @@ impl OxigraphStore {
             }
         }
         Ok(out)
+    }
+
+    /// Every quad about one subject, in every graph.
+    pub(crate) fn quads_about(&self, subject: &NamedOrBlankNode) -> Result<Vec<Quad>> {
+        self.store
+            .quads_for_pattern(Some(subject.as_ref()), None, None, None)
+            .map(|q| q.map_err(store_err))
+            .collect()
     }
 }
