@@ -1,0 +1,17 @@
+{ 
+    let mut txn = graph.start_txn().await.unwrap();
+    let id = uuid::Uuid::new_v4().to_string();
+    // create a node
+    txn.run(query("CREATE (p:Person {id: $id})").param("id", id.clone()))
+        .await
+        .unwrap();
+    // rollback the changes
+    txn.rollback().await.unwrap();
+
+    // changes not updated in the database
+    let mut result = graph
+        .execute(query("MATCH (p:Person) WHERE p.id = $id RETURN p.id").param("id", id.clone()))
+        .await
+        .unwrap();
+    assert!(result.next().await.unwrap().is_none());
+}
