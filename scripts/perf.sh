@@ -141,6 +141,10 @@ if [ "${TOOLGRAPH_PERF_BOLT:-1}" != 0 ]; then
     sleep 1
   done
   echo "perf: graph server (ArcadeDB) on the largest catalog" >&2
+  # A second database for the bench's warm-up registration (benches/perf/bolt.rs).
+  curl -sf -u "root:$TOOLGRAPH_GRAPH_PASSWORD" -X POST "127.0.0.1:$bolt_http/api/v1/server" \
+    -d '{"command":"create database warmup"}' >/dev/null
+  TOOLGRAPH_PERF_BOLT_WARMUP_DATABASE=warmup \
   TOOLGRAPH_PERF_BOLT="bolt://127.0.0.1:$bolt_port" TOOLGRAPH_PERF_BOLT_DATABASE=perf \
     TOOLGRAPH_PERF_OUT="$WORK/bolt.json" cargo bench --quiet --bench perf >/dev/null ||
     echo "perf: the graph-server run failed (see $WORK/bolt-server.log)" >&2

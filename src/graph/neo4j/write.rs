@@ -113,6 +113,8 @@ impl Neo4jStore {
     }
 
     /// Runs a write's queries in one transaction after the version check.
+    /// Each batch's parameters are built on a thread of their own while the
+    /// server runs the batch before (two at most wait to be sent).
     fn transact(
         &self,
         queries: Vec<Pending<'_>>,
@@ -120,41 +122,58 @@ impl Neo4jStore {
         now: &OxigraphStore,
     ) -> Result<i64> {
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
-        // The version first: it locks the catalog node, so concurrent writers
-        // queue behind each other and a stale one learns it before writing.
-        let outcome = self.block(async {
-            let mut txn = self.graph.start_txn().await?;
-            let mut version = None;
-            match txn.execute(bump).await {
-                Ok(mut stream) => {
-                    while let Some(row) = stream.next(txn.handle()).await? {
-                        version = row.get::<i64>("version").ok();
+        let (built, mut to_send) = tokio::sync::mpsc::channel::<Result<Query>>(2);
+        let outcome = std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for q in queries {
+                    let q = q.into_query(now);
+                    let failed = q.is_err();
+                    // A closed channel: the transaction ended early.
+                    if built.blocking_send(q).is_err() || failed {
+                        break;
                     }
                 }
-                Err(e) => {
-                    let _ = txn.rollback().await;
-                    return Err(e);
-                }
-            }
-            let Some(version) = version else {
-                let _ = txn.rollback().await;
-                return Ok(Ok(None));
-            };
-            for q in queries {
-                let q = match q.into_query(now) {
-                    Ok(q) => q,
+            });
+            // The version first: it locks the catalog node, so concurrent
+            // writers queue behind each other and a stale one learns it
+            // before writing.
+            let outcome = self.block(async {
+                let mut txn = self.graph.start_txn().await?;
+                let mut version = None;
+                match txn.execute(bump).await {
+                    Ok(mut stream) => {
+                        while let Some(row) = stream.next(txn.handle()).await? {
+                            version = row.get::<i64>("version").ok();
+                        }
+                    }
                     Err(e) => {
                         let _ = txn.rollback().await;
-                        return Ok(Err(e));
+                        return Err(e);
                     }
-                };
-                if let Err(e) = txn.run(q).await {
-                    let _ = txn.rollback().await;
-                    return Err(e);
                 }
-            }
-            txn.commit().await?;
-            Ok(Ok(Some(version)))
+                let Some(version) = version else {
+                    let _ = txn.rollback().await;
+                    return Ok(Ok(None));
+                };
+                while let Some(q) = to_send.recv().await {
+                    let q = match q {
+                        Ok(q) => q,
+                        Err(e) => {
+                            let _ = txn.rollback().await;
+                            return Ok(Err(e));
+                        }
+                    };
+                    if let Err(e) = txn.run(q).await {
+                        let _ = txn.rollback().await;
+                        return Err(e);
+                    }
+                }
+                txn.commit().await?;
+                Ok(Ok(Some(version)))
+            });
+            // Ended early: the builder's next send fails and it stops.
+            drop(to_send);
+            outcome
         });
         match outcome.map_err(|e| bolt_err(&self.server, e))?? {
             Some(v) => Ok(v),
