@@ -28,7 +28,8 @@ use toolgraph::embed::{FastEmbedder, read_vectors};
 use toolgraph::graph::GraphServer;
 use toolgraph::{Embeddings, Engine, EngineOptions};
 
-use super::{catalog, root, round3};
+use super::fresh::register;
+use super::{catalog, round3};
 
 /// The report of this run when it is the graph-server run (the server
 /// `scripts/perf.sh` started named in the environment; never the smoke
@@ -73,33 +74,24 @@ pub fn when_asked(
 /// Registers the 10k catalog into the warm-up database (graph side, as
 /// measured below): its time, on the server as it was started.
 fn warm_up(dir: &Path, server: &GraphServer) -> f64 {
-    let tools = catalog(dir, 10_000, 7).0;
-    let mut opts = EngineOptions::memory(Embeddings::Off);
-    opts.graph = Some(server.clone());
-    let engine = Engine::open(opts).unwrap_or_else(|e| panic!("{e}"));
-    let t = Instant::now();
-    engine
-        .load_paths(&[root().join("ontology"), tools], None)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let s = t.elapsed().as_secs_f64();
+    let engine = open_on(server, Embeddings::Off);
+    let s = register(&engine, &catalog(dir, 10_000, 7).0);
     eprintln!("perf: bolt: warm-up, 10k tools registered in {s:.1} s");
     s
 }
 
+/// An engine whose catalog is `server`'s database.
+fn open_on(server: &GraphServer, embeddings: Embeddings) -> Engine {
+    let mut opts = EngineOptions::memory(embeddings);
+    opts.graph = Some(server.clone());
+    Engine::open(opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub fn measure(dir: &Path, n: usize, server: &GraphServer, model: &Arc<FastEmbedder>) -> Value {
     let tools = catalog(dir, n, 7).0;
-    let open = |embeddings: Embeddings| {
-        let mut opts = EngineOptions::memory(embeddings);
-        opts.graph = Some(server.clone());
-        Engine::open(opts).unwrap_or_else(|e| panic!("{e}"))
-    };
-    let engine = open(Embeddings::Off);
+    let engine = open_on(server, Embeddings::Off);
     assert_eq!(engine.catalog_size(), 0, "an empty database on the server");
-    let t = Instant::now();
-    engine
-        .load_paths(&[root().join("ontology"), tools], None)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let register_s = t.elapsed().as_secs_f64();
+    let register_s = register(&engine, &tools);
     let registered = engine.catalog_size();
     eprintln!("perf: bolt: {registered} tools registered in {register_s:.1} s");
 
@@ -133,7 +125,7 @@ pub fn measure(dir: &Path, n: usize, server: &GraphServer, model: &Arc<FastEmbed
     drop(engine);
 
     let t = Instant::now();
-    let replica = open(Embeddings::Custom(model.clone()));
+    let replica = open_on(server, Embeddings::Custom(model.clone()));
     let open_s = t.elapsed().as_secs_f64();
     let reopened = replica.catalog_size();
     let embedded_on_open = replica.embeddings_computed();

@@ -14,6 +14,16 @@ use toolgraph::{Embeddings, Engine, EngineOptions};
 
 use super::{root, round3};
 
+/// The ontology and a catalog's tools registered in one load (how every
+/// registration of these benches goes, on either store): its seconds.
+pub fn register(engine: &Engine, tools: &Path) -> f64 {
+    let t = Instant::now();
+    engine
+        .load_paths(&[root().join("ontology"), tools.to_path_buf()], None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    t.elapsed().as_secs_f64()
+}
+
 pub fn measure(dir: &Path, n: usize, tools: &Path, model: &Arc<FastEmbedder>) -> Value {
     let at = dir.join(format!("fresh-{n}"));
     let _ = std::fs::remove_dir_all(&at);
@@ -26,11 +36,7 @@ pub fn measure(dir: &Path, n: usize, tools: &Path, model: &Arc<FastEmbedder>) ->
     // (an engine with a model keeps its vector file equal to its catalog,
     // so they are put in place after the registration).
     let engine = open(Embeddings::Off);
-    let t = Instant::now();
-    engine
-        .load_paths(&[root().join("ontology"), tools.to_path_buf()], None)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let register_s = t.elapsed().as_secs_f64();
+    let register_s = register(&engine, tools);
     let registered = engine.catalog_size();
     drop(engine);
     let cached = dir.join(format!("store-{n}")).join("vectors");

@@ -76,6 +76,9 @@ struct Mirror {
     store: OxigraphStore,
     quads: HashSet<Quad>,
     version: i64,
+    /// Literal statements the last read found as `(:Literal)` nodes (an
+    /// earlier toolgraph's layout), moved into properties at connect.
+    legacy_literals: usize,
 }
 
 /// A [`GraphStore`] on a graph server over Bolt.
@@ -183,6 +186,7 @@ impl Neo4jStore {
                 store: OxigraphStore::memory()?,
                 quads: HashSet::new(),
                 version: -1,
+                legacy_literals: 0,
             }),
             writer: Mutex::new(()),
             unreported: Mutex::new(Synced::default()),
@@ -307,24 +311,29 @@ impl Neo4jStore {
     }
 
     /// Every statement on the server: relationships, then the literal
-    /// statements held as their subjects' properties.
-    fn statements(&self) -> Result<Vec<Statement>> {
+    /// statements held as their subjects' properties; and how many literal
+    /// statements were still `(:Literal)` nodes.
+    fn statements(&self) -> Result<(Vec<Statement>, usize)> {
         let rows = self.fetch(
             neo4rs::query(&cypher(Q_STATEMENTS)),
             &["s", "p", "g", "o", "v", "dt", "lang"],
         )?;
         let mut out = Vec::with_capacity(rows.len());
+        let mut legacy = 0;
         for mut r in rows {
             let take = |r: &mut Vec<Option<String>>, i: usize| r[i].take().unwrap_or_default();
             let (s, p, g) = (take(&mut r, 0), take(&mut r, 1), take(&mut r, 2));
             let object = match r[3].take() {
                 Some(o) => Object::Resource(o),
                 // A literal node an earlier toolgraph wrote (moved at connect).
-                None => Object::Literal {
-                    value: take(&mut r, 4),
-                    dt: take(&mut r, 5),
-                    lang: take(&mut r, 6),
-                },
+                None => {
+                    legacy += 1;
+                    Object::Literal {
+                        value: take(&mut r, 4),
+                        dt: take(&mut r, 5),
+                        lang: take(&mut r, 6),
+                    }
+                }
             };
             out.push(Statement {
                 k: String::new(),
@@ -342,11 +351,13 @@ impl Neo4jStore {
                 .await?;
             let mut found = Vec::new();
             while let Some(row) = stream.next().await? {
+                let get = |c: &str| {
+                    row.get::<Vec<String>>(c)
+                        .map_err(neo4rs::Error::DeserializationError)
+                };
                 let s: String = row.get("s").map_err(neo4rs::Error::DeserializationError)?;
-                let mut columns: Vec<Vec<String>> = Vec::with_capacity(5);
-                for c in ["p", "g", "v", "dt", "lang"] {
-                    columns.push(row.get(c).map_err(neo4rs::Error::DeserializationError)?);
-                }
+                let columns: [Vec<String>; 5] =
+                    [get("p")?, get("g")?, get("v")?, get("dt")?, get("lang")?];
                 found.push((s, columns));
             }
             Ok::<_, neo4rs::Error>(found)
@@ -358,8 +369,7 @@ impl Neo4jStore {
                     "the graph server's literal lists of `{s}` differ in length"
                 )));
             }
-            let [p, g, v, dt, lang] = <[Vec<String>; 5]>::try_from(columns)
-                .map_err(|_| Error::store_msg("five literal lists".to_string()))?;
+            let [p, g, v, dt, lang] = columns;
             for ((((p, g), value), dt), lang) in p.into_iter().zip(g).zip(v).zip(dt).zip(lang) {
                 out.push(Statement {
                     k: String::new(),
@@ -370,7 +380,7 @@ impl Neo4jStore {
                 });
             }
         }
-        Ok(out)
+        Ok((out, legacy))
     }
 
     /// Re-reads the server when its version moved, noting what changed
@@ -392,7 +402,7 @@ impl Neo4jStore {
     fn reload(&self) -> Result<()> {
         for _ in 0..5 {
             let before = self.server_version()?;
-            let statements = self.statements()?;
+            let (statements, legacy_literals) = self.statements()?;
             if self.server_version()? != before {
                 continue;
             }
@@ -412,6 +422,7 @@ impl Neo4jStore {
                 store,
                 quads,
                 version: before,
+                legacy_literals,
             };
             let mut unreported = self
                 .unreported

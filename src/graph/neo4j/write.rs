@@ -40,26 +40,10 @@ impl Neo4jStore {
     }
 
     /// Moves literal statements an earlier toolgraph kept as `(:Literal)`
-    /// nodes into their subjects' properties, in one write: every subject
-    /// with a literal statement in the mirror (read from those nodes) is
+    /// nodes (counted by the last read) into their subjects' properties, in
+    /// one write: every subject with a literal statement in the mirror is
     /// written again, then the nodes go.
     pub(super) fn move_legacy_literals(&self) -> Result<()> {
-        let legacy = self.fetch(
-            neo4rs::query("MATCH (l:Literal) RETURN count(l) AS n"),
-            &["n"],
-        )?;
-        let count: u64 = legacy
-            .first()
-            .and_then(|r| r[0].as_deref())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        if count == 0 {
-            return Ok(());
-        }
-        tracing::info!(
-            literals = count,
-            "moving literal nodes into their subjects' properties"
-        );
         let _writer = self
             .writer
             .lock()
@@ -82,33 +66,28 @@ impl Neo4jStore {
             .mirror
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let subjects: BTreeSet<String> = mirror
+        if mirror.legacy_literals == 0 {
+            return Ok(());
+        }
+        tracing::info!(
+            literals = mirror.legacy_literals,
+            "moving literal nodes into their subjects' properties"
+        );
+        let literals: Vec<Statement> = mirror
             .quads
             .iter()
             .filter(|q| matches!(q.object, Term::Literal(_)))
-            .map(|q| super::codec::node_id(&q.subject))
-            .collect();
-        let writes: Vec<SubjectWrite<'_>> = subjects
-            .iter()
-            .map(|s| SubjectWrite {
-                s,
-                links: Vec::new(),
-                literals: Some(BTreeSet::new()),
-            })
-            .collect();
+            .map(encode_unkeyed)
+            .collect::<Result<_>>()?;
         let mut queries = vec![Pending::Ready(neo4rs::query(&cypher(Q_LEGACY_LITERALS)))];
-        let mut batch = Vec::new();
-        for w in writes {
-            batch.push(w);
-            if batch.len() == BATCH / 8 {
-                queries.push(Pending::Subjects(std::mem::take(&mut batch)));
-            }
-        }
-        if !batch.is_empty() {
-            queries.push(Pending::Subjects(batch));
-        }
+        queries.extend(
+            subject_batches(&[], &literals, BATCH)
+                .into_iter()
+                .map(Pending::Subjects),
+        );
         let version = self.transact(queries, mirror.version, &mirror.store)?;
         mirror.version = version;
+        mirror.legacy_literals = 0;
         Ok(())
     }
 
