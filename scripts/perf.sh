@@ -25,7 +25,7 @@ export TOOLGRAPH_PERF_SIZES="${TOOLGRAPH_PERF_SIZES:-1000,10000,100000}"
 # the real model on every query): registered once into the perf directory
 # (about 30 min the first time), then opened and searched on every run.
 # TOOLGRAPH_PERF_MILLION=0 leaves it out (its keys are then null); =quick measures its cold
-# latency alone (a diagnostic: no recall, no memory).
+# latency and recall alone (a diagnostic: no warm runs, no memory).
 export TOOLGRAPH_PERF_MILLION="${TOOLGRAPH_PERF_MILLION:-1}"
 SECONDS_LOAD="${TOOLGRAPH_LOAD_SECONDS:-60}"
 TARGET="${CARGO_TARGET_DIR:-target}"

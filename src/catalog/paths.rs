@@ -17,7 +17,15 @@ use std::collections::HashMap;
 /// [`Linked`] (4 bytes, not 16 as `(usize, bool)`: a walk streams tens of
 /// thousands of them per request at 100k tools, and what it reads evicts
 /// the embedding model from the cache).
-type Adjacent = HashMap<String, Vec<Linked>>;
+type Adjacent = HashMap<String, List>;
+
+/// One adjacency list: its number among the snapshot's lists (see
+/// [`Paths::lists_of`]) and its links, in tool order.
+#[derive(Debug, Default)]
+struct List {
+    id: u32,
+    links: Vec<Linked>,
+}
 
 /// A tool index and whether its link was extracted (the lowest bit);
 /// ordered by tool, then provenance.
@@ -55,6 +63,13 @@ pub(crate) struct Paths {
     instances: HashMap<String, Vec<String>>,
     /// Both directions.
     siblings: HashMap<String, Vec<String>>,
+    /// Per tool, the lists it is on (`on[starts[t]..starts[t + 1]]`), each
+    /// as its list's number and the link's provenance (`id << 1 |
+    /// extracted`), ascending: whether one tool is on a list, without
+    /// searching the list (the graph channel asks it of the few tools
+    /// fusion looks at, when the walk left long lists out).
+    starts: Vec<u32>,
+    on: Vec<u32>,
 }
 
 fn pairs(list: &[(String, String)], inverse: bool) -> HashMap<String, Vec<String>> {
@@ -119,7 +134,7 @@ impl Paths {
                 LinkKind::Mentions => &mut p.mentions,
                 LinkKind::ParamEntity => &mut p.param,
             };
-            adj.entry(l.target.clone()).or_default().push(linked);
+            adj.entry(l.target.clone()).or_default().links.push(linked);
         }
         // Each list in tool order, once per (tool, provenance): a walk's
         // paths then come out as a few sorted runs, cheap to merge.
@@ -131,12 +146,67 @@ impl Paths {
             &mut p.param,
         ] {
             for v in adj.values_mut() {
-                v.sort_unstable();
-                v.dedup();
-                v.shrink_to_fit();
+                v.links.sort_unstable();
+                v.links.dedup();
+                v.links.shrink_to_fit();
             }
         }
+        p.index_lists();
         p
+    }
+
+    /// Numbers every list and builds the per-tool index of the lists each
+    /// tool is on (a count, then a fill, as a sparse matrix's rows).
+    fn index_lists(&mut self) {
+        let mut lists: Vec<&mut List> = [
+            &mut self.performs,
+            &mut self.primary,
+            &mut self.acts_on,
+            &mut self.mentions,
+            &mut self.param,
+        ]
+        .into_iter()
+        .flat_map(|adj| adj.values_mut())
+        .collect();
+        let tools = lists
+            .iter()
+            .flat_map(|l| l.links.last())
+            .map(|l| l.tool() + 1)
+            .max()
+            .unwrap_or(0);
+        let mut starts = vec![0u32; tools + 1];
+        for (id, list) in lists.iter_mut().enumerate() {
+            // (Fewer than 2^31 lists: one per linked node.)
+            list.id = u32::try_from(id).unwrap_or(u32::MAX >> 1);
+            for l in &list.links {
+                starts[l.tool() + 1] += 1;
+            }
+        }
+        for t in 0..tools {
+            starts[t + 1] += starts[t];
+        }
+        let mut on = vec![0u32; starts[tools] as usize];
+        let mut next = starts.clone();
+        for list in &lists {
+            for l in &list.links {
+                let at = &mut next[l.tool()];
+                on[*at as usize] = list.id << 1 | u32::from(l.extracted());
+                *at += 1;
+            }
+        }
+        for t in 0..tools {
+            on[starts[t] as usize..starts[t + 1] as usize].sort_unstable();
+        }
+        self.starts = starts;
+        self.on = on;
+    }
+
+    /// The lists tool `tool` is on (see [`Paths::on`]).
+    fn lists_of(&self, tool: usize) -> &[u32] {
+        match (self.starts.get(tool), self.starts.get(tool + 1)) {
+            (Some(&a), Some(&b)) => self.on.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
     }
 
     /// Every adjacency list a path from the request node `node` runs
@@ -147,26 +217,30 @@ impl Paths {
     /// may come more than once (a node both broader and narrower, a
     /// sibling of two classes): the same paths again.
     pub fn walk<'s>(&'s self, node: &'s str, mut visit: impl FnMut(Run<'s>)) {
-        let mut emit = |adj: &'s Adjacent, via: &'s str, relation, hops, unless: &'s [_]| {
-            if let Some(tools) = adj.get(via) {
-                visit(Run {
-                    via,
-                    relation,
-                    hops,
-                    tools,
-                    unless,
-                });
-            }
-        };
-        emit(&self.performs, node, Relation::Verb, 0, &[]);
+        let mut emit =
+            |adj: &'s Adjacent, via: &'s str, relation, hops, unless: Option<&'s List>| {
+                if let Some(list) = adj.get(via) {
+                    visit(Run {
+                        via,
+                        relation,
+                        hops,
+                        tools: &list.links,
+                        id: list.id,
+                        unless: unless.map_or(&[], |u| &u.links),
+                        unless_id: unless.map(|u| u.id),
+                        paths: self,
+                    });
+                }
+            };
+        emit(&self.performs, node, Relation::Verb, 0, None);
         for via in list(&self.broader, node)
             .iter()
             .chain(list(&self.narrower, node))
         {
-            emit(&self.performs, via, Relation::VerbBroader, 1, &[]);
+            emit(&self.performs, via, Relation::VerbBroader, 1, None);
         }
-        emit(&self.primary, node, Relation::Primary, 0, &[]);
-        emit(&self.acts_on, node, Relation::ActsOn, 0, &[]);
+        emit(&self.primary, node, Relation::Primary, 0, None);
+        emit(&self.acts_on, node, Relation::ActsOn, 0, None);
         // the request names a narrower class or an instance
         let parents = || {
             list(&self.broader, node)
@@ -174,22 +248,22 @@ impl Paths {
                 .chain(list(&self.instance_of, node))
         };
         for via in parents() {
-            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, &[]);
+            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, None);
         }
         for parent in parents() {
             for via in list(&self.broader, parent) {
-                emit(&self.acts_on, via, Relation::ActsOnBroader, 2, &[]);
+                emit(&self.acts_on, via, Relation::ActsOnBroader, 2, None);
             }
         }
         // the request names a broader class than the tool's
         for via in list(&self.narrower, node) {
-            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, &[]);
+            emit(&self.acts_on, via, Relation::ActsOnBroader, 1, None);
         }
-        emit(&self.mentions, node, Relation::Mentions, 0, &[]);
-        emit(&self.param, node, Relation::Parameter, 0, &[]);
+        emit(&self.mentions, node, Relation::Mentions, 0, None);
+        emit(&self.param, node, Relation::Parameter, 0, None);
         // negative evidence: another instance of the named instance's
         // class, for tools not acting on the named one
-        let on_node = self.acts_on.get(node).map_or(&[][..], Vec::as_slice);
+        let on_node = self.acts_on.get(node);
         for cls in list(&self.instance_of, node) {
             for via in list(&self.instances, cls).iter().filter(|&v| v != node) {
                 emit(&self.acts_on, via, Relation::Rival, 1, on_node);
@@ -198,7 +272,7 @@ impl Paths {
         // negative evidence: a sibling of the class (or of the instance's
         // class), for tools not acting on the class itself
         for cls in std::iter::once(node).chain(parents().map(String::as_str)) {
-            let on_cls = self.acts_on.get(cls).map_or(&[][..], Vec::as_slice);
+            let on_cls = self.acts_on.get(cls);
             for via in list(&self.siblings, cls) {
                 emit(&self.acts_on, via, Relation::Sibling, 1, on_cls);
             }
@@ -258,9 +332,34 @@ pub(crate) struct Run<'s> {
     /// Tools with no path here, in tool order: for sibling evidence, those
     /// acting on the class itself.
     unless: &'s [Linked],
+    /// The numbers of the two lists.
+    id: u32,
+    unless_id: Option<u32>,
+    paths: &'s Paths,
 }
 
 impl<'s> Run<'s> {
+    /// How many links the run lists (tools in or out of scope, those it
+    /// leaves out included): what walking it costs.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether tool `tool` has each of its links on this run (extracted or
+    /// not, in the order [`Self::tools_in`] yields them); none when the run
+    /// leaves it out. Scope is the caller's to check. Read from the tool's
+    /// own few lists, not the run's.
+    pub fn links_of(&self, tool: usize) -> impl Iterator<Item = bool> + 's {
+        let on = self.paths.lists_of(tool);
+        let left_out = self
+            .unless_id
+            .is_some_and(|u| on.iter().any(|e| e >> 1 == u));
+        let id = self.id;
+        on.iter()
+            .filter(move |&&e| !left_out && e >> 1 == id)
+            .map(|e| e & 1 == 1)
+    }
+
     /// The run's tools in `scope` (tool index, extracted link), in tool
     /// order, without those it leaves out (a merge of two sorted lists).
     pub fn tools_in<'r>(&self, scope: &'r Scope) -> impl Iterator<Item = (usize, bool)> + 'r
@@ -296,8 +395,9 @@ mod tests {
     /// The walk finds exactly the paths `queries/candidates.rq` finds, for
     /// every verb, entity and instance of the ontology, on the seeds plus an
     /// imported catalog (extracted links, parameter entities, minted verbs).
-    #[test]
-    fn the_walk_equals_the_sparql_query_for_every_node() {
+    /// The seeds with MetaTool's tools in a store, their IRIs by index,
+    /// the paths built over them, and every node of the lexicon.
+    fn seeds_and_metatool() -> (OxigraphStore, Vec<String>, Paths, Vec<String>) {
         let engine = Engine::open(EngineOptions::memory(Embeddings::Off)).unwrap();
         let turtle = collect_files(&[bundled("ontology"), bundled("seeds")]).unwrap();
         engine.load_paths(&turtle, None).unwrap();
@@ -306,17 +406,15 @@ mod tests {
         sources.extend(engine.prepare(&[metatool], Some(Format::Jsonl)).unwrap());
         let store = OxigraphStore::memory().unwrap();
         store.load_unchecked(&sources).unwrap();
-
-        let tools = store.tools().unwrap();
-        let by_iri: HashMap<String, usize> = tools
+        let iris: Vec<String> = store.tools().unwrap().into_iter().map(|t| t.iri).collect();
+        let by_iri: HashMap<&str, usize> = iris
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.iri.clone(), i))
+            .map(|(i, t)| (t.as_str(), i))
             .collect();
         let paths = Paths::build(&store.links().unwrap(), &store.ontology().unwrap(), |iri| {
             by_iri.get(iri).copied()
         });
-        let all = Scope::all(tools.len());
         let mut nodes: Vec<String> = store
             .lexicon()
             .unwrap()
@@ -325,6 +423,18 @@ mod tests {
             .collect();
         nodes.sort();
         nodes.dedup();
+        (store, iris, paths, nodes)
+    }
+
+    #[test]
+    fn the_walk_equals_the_sparql_query_for_every_node() {
+        let (store, tools, paths, nodes) = seeds_and_metatool();
+        let by_iri: HashMap<String, usize> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i))
+            .collect();
+        let all = Scope::all(tools.len());
         assert!(nodes.len() > 700, "{} nodes", nodes.len());
         let walk = |nodes: &[String], scope: &Scope| -> Vec<_> {
             let mut v: Vec<_> = paths
@@ -332,7 +442,7 @@ mod tests {
                 .iter()
                 .map(|h| -> Key {
                     (
-                        tools[h.tool].iri.clone(),
+                        tools[h.tool].clone(),
                         h.node.to_string(),
                         h.relation,
                         h.hops,
@@ -379,5 +489,32 @@ mod tests {
         }
         assert!(walk(&[], &all).is_empty());
         assert!(walk(&["urn:not-a-node".to_string()], &all).is_empty());
+    }
+
+    /// One tool's links on a run, read from its own lists, are the run's
+    /// entries for it (none where the run leaves it out), on every run of
+    /// every node.
+    #[test]
+    fn a_tools_own_lists_name_its_links_on_every_run() {
+        let (_store, tools, paths, nodes) = seeds_and_metatool();
+        let all = Scope::all(tools.len());
+        let (mut runs, mut left_out) = (0, 0);
+        for node in &nodes {
+            paths.walk(node, |run| {
+                runs += 1;
+                let mut listed: Vec<Vec<bool>> = vec![Vec::new(); tools.len()];
+                for (t, extracted) in run.tools_in(&all) {
+                    listed[t].push(extracted);
+                }
+                for (t, want) in listed.iter().enumerate() {
+                    assert_eq!(&run.links_of(t).collect::<Vec<_>>(), want, "{node} {t}");
+                }
+                left_out += run.unless.len();
+            });
+        }
+        assert!(
+            runs > 1000 && left_out > 0,
+            "{runs} runs, {left_out} left out"
+        );
     }
 }

@@ -125,7 +125,13 @@ impl<'a> Channels<'a> {
         (mode, cfg): (Mode, &RankConfig),
         out: &mut Vec<usize>,
     ) -> bool {
-        let unscored = self.upper_of(self.parts_of(None, 0.0, mode, cfg, false));
+        // Graph runs left out of the walk may add up to `unlisted` to any
+        // tool's listed score (see `GraphScores::unlisted`).
+        let unlisted = self.graph.unlisted();
+        if unlisted.is_some() && mode == Mode::Joint && cfg.w_graph * self.graph_trust < 0.0 {
+            return false;
+        }
+        let unscored = self.upper_of(self.parts_of(unlisted, 0.0, mode, cfg, false));
         if unscored - discount >= floor {
             return false;
         }
@@ -133,17 +139,20 @@ impl<'a> Channels<'a> {
             if core.contains(idx) {
                 continue;
             }
-            let found = Some((found.score, found.stated_verb));
+            let found = Some(match unlisted {
+                None => (found.score, found.stated_verb),
+                Some((_, stated)) => (found.score + found.more, found.stated_verb || stated),
+            });
             let parts = self.parts_of(found, self.lexical(idx), mode, cfg, false);
             if self.upper_of(parts) - discount >= floor {
                 out.push(idx);
             }
         }
         for &idx in &self.touched {
-            if core.contains(idx) || self.graph.get(idx).is_some() {
+            if core.contains(idx) || self.graph.listed(idx) {
                 continue;
             }
-            let parts = self.parts_of(None, self.lexical(idx), mode, cfg, false);
+            let parts = self.parts_of(unlisted, self.lexical(idx), mode, cfg, false);
             if self.upper_of(parts) - discount >= floor {
                 out.push(idx);
             }
@@ -176,13 +185,36 @@ impl<'a> Channels<'a> {
 
     /// The highest fused score a tool in scope that is not a candidate can
     /// have (its score is its cosine's alone, a cosine in [-1, `rest`]).
+    /// With graph runs left out of the walk, such a tool may also have a
+    /// graph score the walk did not list: at most
+    /// [`GraphScores::unlisted`].
     pub fn outside(&self, mode: Mode, cfg: &RankConfig) -> f32 {
-        match &self.dense {
+        let cosine_alone = match &self.dense {
             None => self.fused_with_cosine(0.0, mode, cfg),
-            Some(d) if d.rest() == f32::NEG_INFINITY => f32::NEG_INFINITY,
+            Some(d) if d.rest() == f32::NEG_INFINITY => return f32::NEG_INFINITY,
             Some(d) => self
                 .fused_with_cosine(d.rest(), mode, cfg)
                 .max(self.fused_with_cosine(-1.0, mode, cfg)),
+        };
+        match self.graph.unlisted() {
+            None => cosine_alone,
+            Some(_) if mode == Mode::Joint && cfg.w_graph * self.graph_trust < 0.0 => f32::INFINITY,
+            Some(found) => {
+                let parts = self.parts_of(Some(found), 0.0, mode, cfg, false);
+                cosine_alone.max(self.upper_of(parts))
+            }
+        }
+    }
+
+    /// Walks every graph run the walk left out (see
+    /// [`GraphScores::expanded`]); `false` when it left none out.
+    pub fn expand(&mut self) -> bool {
+        match self.graph.expanded() {
+            Some(all) => {
+                self.graph = all;
+                true
+            }
+            None => false,
         }
     }
 

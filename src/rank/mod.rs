@@ -138,6 +138,16 @@ pub struct RankConfig {
     /// one more than the 256 the dense channel shortlists).
     #[serde(default = "dense_first_pass")]
     pub dense_first_pass: usize,
+    /// The graph channel's walk leaves out adjacency lists of at least
+    /// this many links (a popular entity's, in a large catalog): the tools
+    /// only they reach are bounded rather than scored, and scored exactly
+    /// when fusion looks at them. The answers are the same.
+    #[serde(default = "graph_defer_from")]
+    pub graph_defer_from: usize,
+}
+
+fn graph_defer_from() -> usize {
+    2_048
 }
 
 fn infer_threshold() -> f32 {
@@ -176,6 +186,7 @@ impl Default for RankConfig {
             infer_threshold: infer_threshold(),
             dense_scan_all_below: dense_scan_all_below(),
             dense_first_pass: dense_first_pass(),
+            graph_defer_from: graph_defer_from(),
         }
     }
 }

@@ -7,7 +7,8 @@ use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
 use crate::scope::Scope;
 use crate::scratch;
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::RefCell;
 
 /// One tool's graph score for one query text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,6 +45,10 @@ struct Run<'a> {
     relation: Relation,
     hops: u8,
     weight: f32,
+    /// The adjacency list itself.
+    list: crate::catalog::paths::Run<'a>,
+    /// Left out of the walk (see [`Deferred`]).
+    deferred: bool,
 }
 
 /// One path: a run (by index) and the provenance of the tool's link.
@@ -95,6 +100,10 @@ struct Slot {
     /// ([`Relation::Rival`]): its positive paths (through the class the
     /// two share) do not count, its negative one does.
     rival: bool,
+    /// Of the strongest positive runs the walk left out, per mention, the
+    /// sum of those the tool's own strongest path for the mention is at
+    /// least as strong as (they cannot add to its score).
+    covered: f32,
 }
 
 /// One path that counts for a tool, as found.
@@ -125,6 +134,53 @@ pub(crate) struct GraphScores<'a> {
     reached: Vec<Reached>,
     runs: Vec<Run<'a>>,
     evidence: Vec<Evidence>,
+    /// The long runs left out of the walk, when some were.
+    deferred: Option<Box<Deferred<'a>>>,
+}
+
+/// What a walk that left its long runs out keeps (see [`graph_scores`]):
+/// enough to work out any tool's score exactly on demand, a bound on what
+/// the runs left out can add to a tool's score, and the walk's inputs, to
+/// walk everything when the bound is not enough.
+#[derive(Debug, Clone)]
+struct Deferred<'a> {
+    /// The mentions walked, in order: their runs (a range of `runs`).
+    groups: Vec<Group>,
+    /// The evidence total scores are divided by.
+    total: f32,
+    /// No tool's score is higher than the walk's score for it (0 when the
+    /// walk did not reach it) plus this; see [`GraphScores::unlisted`].
+    bound: f32,
+    /// A run left out performs a stated verb.
+    stated: bool,
+    scope: Scope,
+    catalog: &'a Catalog,
+    mentions: &'a [Mention],
+    sources: Sources,
+    /// Tools whose exact score was asked for: their score (`None`: no
+    /// path reaches them) and, when a run left out reaches them, their
+    /// own evidence.
+    done: RefCell<HashMap<usize, Option<Done>>>,
+}
+
+/// One mention's runs, as walked.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    /// The weight of its strongest positive run left out of the walk (0:
+    /// none).
+    left_out: f32,
+    runs: (usize, usize),
+    walked: u32,
+    surface: usize,
+    stated: bool,
+}
+
+/// A tool's exact score worked out on demand.
+#[derive(Debug, Clone)]
+struct Done {
+    graph: ToolGraph,
+    /// `None`: the walk's evidence is the tool's (no run left out reaches it).
+    evidence: Option<Vec<Evidence>>,
 }
 
 /// Slot numbers per catalog tool, all 0 between searches.
@@ -140,6 +196,9 @@ pub(crate) struct Reached {
     pub score: f32,
     /// See [`ToolGraph::stated_verb`].
     pub stated_verb: bool,
+    /// What the runs left out of the walk may add to `score` at most (0
+    /// when none were).
+    pub more: f32,
 }
 
 /// The buffers go back to their pools (the slot numbers set back to 0
@@ -162,9 +221,95 @@ impl<'a> GraphScores<'a> {
         self.slots.get((at as usize).checked_sub(1)?)
     }
 
-    /// The graph score of tool `idx`, when some path reaches it.
-    pub fn get(&self, idx: usize) -> Option<&ToolGraph> {
-        self.slot(idx).map(|s| &s.graph).filter(|t| t.reached)
+    /// The walk's score of tool `idx`: exact unless some runs were left
+    /// out (then a lower bound on its positive part).
+    fn walked(&self, idx: usize) -> Option<ToolGraph> {
+        self.slot(idx).map(|s| s.graph).filter(|t| t.reached)
+    }
+
+    /// The graph score of tool `idx`, when some path reaches it (worked
+    /// out on demand, once, when a run left out of the walk reaches it).
+    pub fn get(&self, idx: usize) -> Option<ToolGraph> {
+        let Some(d) = &self.deferred else {
+            return self.walked(idx);
+        };
+        if let Some(done) = d.done.borrow().get(&idx) {
+            return done.as_ref().map(|done| done.graph);
+        }
+        let reached_later = d.scope.contains(idx)
+            && self
+                .runs
+                .iter()
+                .any(|r| r.deferred && r.list.links_of(idx).next().is_some());
+        let done = if reached_later {
+            self.replay(d, idx)
+        } else {
+            self.walked(idx).map(|graph| Done {
+                graph,
+                evidence: None,
+            })
+        };
+        let graph = done.as_ref().map(|d| d.graph);
+        d.done.borrow_mut().insert(idx, done);
+        graph
+    }
+
+    /// Tool `idx`'s score worked out over every run, left out or not, in
+    /// the walk's order: the walk's own steps for one tool.
+    fn replay(&self, d: &Deferred<'a>, idx: usize) -> Option<Done> {
+        let mut slot = Slot::new(u32::try_from(idx).ok()?);
+        let mut matched = Matched::default();
+        let mut evidence = Vec::new();
+        for g in &d.groups {
+            let mut touched = false;
+            for id in g.runs.0..g.runs.1 {
+                let Some(run) = self.runs.get(id) else {
+                    continue;
+                };
+                let rival = run.relation == Relation::Rival;
+                for extracted in run.list.links_of(idx) {
+                    let path = PathId::new(id, extracted);
+                    touched |= slot.offer(&self.runs, path, run.weight, g.walked, rival);
+                }
+            }
+            if touched {
+                slot.settle(&self.runs, &mut matched, g.surface, g.stated, &mut evidence);
+            }
+        }
+        if d.total > 0.0 {
+            slot.graph.score /= d.total;
+        }
+        slot.graph.reached.then_some(Done {
+            graph: slot.graph,
+            evidence: Some(evidence),
+        })
+    }
+
+    /// Whether the walk reached tool `idx` (it is among [`Self::scored`]).
+    pub fn listed(&self, idx: usize) -> bool {
+        self.walked(idx).is_some()
+    }
+
+    /// When runs were left out of the walk: what they can add to a tool's
+    /// score at most (a tool the walk did not reach scores at most this),
+    /// and whether one performs a stated verb. `None`: every score the walk
+    /// lists is exact and no other tool has one.
+    pub fn unlisted(&self) -> Option<(f32, bool)> {
+        self.deferred.as_ref().map(|d| (d.bound, d.stated))
+    }
+
+    /// The same channel with every run walked (`None` when none was left
+    /// out).
+    pub fn expanded(&self) -> Option<GraphScores<'a>> {
+        let d = self.deferred.as_ref()?;
+        let _stage = tracing::info_span!("stage", stage = "graph_expand").entered();
+        Some(graph_scores(
+            d.catalog,
+            d.mentions,
+            d.sources,
+            &d.scope,
+            usize::MAX,
+        ))
     }
 
     /// Tool `idx`'s evidence, in the order found: its own entries through
@@ -174,10 +319,12 @@ impl<'a> GraphScores<'a> {
     fn evidence_of(&self, idx: usize) -> Vec<(Evidence, &Run<'a>)> {
         let mut found = Vec::new();
         let mut at = self.get(idx).map_or(0, |t| t.last);
-        while let Some(&e) = (at as usize)
-            .checked_sub(1)
-            .and_then(|i| self.evidence.get(i))
-        {
+        let done = self.deferred.as_ref().map(|d| d.done.borrow());
+        let own = done
+            .as_ref()
+            .and_then(|d| d.get(&idx)?.as_ref()?.evidence.as_deref());
+        let list = own.unwrap_or(&self.evidence);
+        while let Some(&e) = (at as usize).checked_sub(1).and_then(|i| list.get(i)) {
             if let Some(run) = self.runs.get(e.path.run()) {
                 found.push((e, run));
             }
@@ -187,17 +334,18 @@ impl<'a> GraphScores<'a> {
         found
     }
 
-    /// The tools some path reaches (any order).
+    /// The tools the walk reached (any order).
     pub fn tools(&self) -> impl Iterator<Item = usize> + '_ {
         self.scored().map(|(tool, _)| tool)
     }
 
-    /// How many tools a path reaches.
+    /// How many tools the walk reached.
     pub fn len(&self) -> usize {
         self.reached.len()
     }
 
-    /// The tools some path reaches with their scores, in the order held.
+    /// The tools the walk reached with their scores, in the order held
+    /// (lower bounds when runs were left out: see [`Self::unlisted`]).
     pub fn scored(&self) -> impl Iterator<Item = (usize, &Reached)> + '_ {
         self.reached.iter().map(|r| (r.tool as usize, r))
     }
@@ -349,65 +497,73 @@ impl Sources {
 /// adjacency lists; their paths share a weight, so each tool keeps only its
 /// strongest path of each sign per mention as they stream past (no path is
 /// materialised, nothing is sorted).
+///
+/// A popular entity's list holds a few percent of a large catalog (a
+/// quarter of a million tools per request at a million), nearly all of
+/// them far from the top. Positive runs of at least `defer_from` links,
+/// and then every negative run, are left out of the walk: a tool's exact
+/// score is worked out on demand over every run ([`GraphScores::get`]),
+/// and [`GraphScores::unlisted`] bounds what the runs left out add, so
+/// fusion can rule out the tools only they reach without looking at them
+/// (or walks everything, [`GraphScores::expanded`], when it cannot).
 pub(crate) fn graph_scores<'a>(
     catalog: &'a Catalog,
     mentions: &'a [Mention],
     sources: Sources,
     scope: &Scope,
+    defer_from: usize,
 ) -> GraphScores<'a> {
-    let explicit = sources.explicit;
-    // Distinct evidence groups: mentions with the same IRI set count once.
-    let mut seen_groups: HashSet<Vec<&str>> = HashSet::default();
-    let mut total = 0.0_f32;
     let mut out = GraphScores::default();
-    // (tool, surface) pairs with a positive path: sibling evidence from a
-    // mention with the same surface does not count against them. Surfaces
-    // are numbered in order of appearance.
+    let (mut groups, total) = out.collect(catalog, mentions, sources);
+    // Long positive runs are left out of the walk; then every negative
+    // one too, so that what the walk adds up is positive evidence alone
+    // (a positive path left out may cancel a negative one: see
+    // `GraphScores::deferral`).
+    let long = |r: &Run| r.weight >= 0.0 && r.list.len() >= defer_from;
+    let deferring = out.runs.iter().any(long);
+    let mut left_out = 0.0_f32;
+    if deferring {
+        for r in &mut out.runs {
+            r.deferred = long(r) || r.weight < 0.0 || r.relation == Relation::Rival;
+        }
+        for g in &mut groups {
+            g.left_out = out
+                .runs
+                .get(g.runs.0..g.runs.1)
+                .unwrap_or_default()
+                .iter()
+                .filter(|r| r.deferred && r.relation != Relation::Rival && r.weight > 0.0)
+                .fold(0.0, |a, r| a.max(r.weight));
+            left_out += g.left_out;
+        }
+    }
     let mut matched = Matched::default();
-    let mut surfaces: Vec<&str> = Vec::new();
     // The slots the mention being walked touched, in the order touched.
     let mut touched: Vec<usize> = Vec::new();
-    let mut walked = 0u32;
-    for (i, m) in mentions.iter().enumerate() {
-        let context = i >= sources.context_from;
-        let w_m = mention_weight(m.kind)
-            * if i < explicit && m.kind == MentionKind::Verb {
-                EXPLICIT_VERB_WEIGHT
-            } else if context {
-                sources.context_weight
-            } else {
-                1.0
-            };
-        if w_m <= 0.0 || m.iris.is_empty() {
-            continue;
-        }
-        let mut key: Vec<&str> = m.iris.iter().map(|r| r.iri.as_str()).collect();
-        key.sort();
-        if !seen_groups.insert(key) {
-            continue;
-        }
-        total += w_m;
-        walked += 1;
+    for g in &groups {
         touched.clear();
-        let stated = i < explicit;
-        let surface = m.surface.as_str();
-        let surface_id = match surfaces.iter().position(|&s| s == surface) {
-            Some(id) => id,
-            None => {
-                surfaces.push(surface);
-                surfaces.len() - 1
+        for id in g.runs.0..g.runs.1 {
+            let Some(&run) = out.runs.get(id) else {
+                continue;
+            };
+            if run.deferred {
+                continue;
             }
-        };
-        let walk = Walk {
-            catalog,
-            scope,
-            weight: w_m,
-            stated,
-            context,
-            walked,
-        };
-        out.walk(&walk, m, &mut touched);
-        out.settle(&touched, &mut matched, surface_id, stated);
+            if out.slot_of.is_empty() {
+                out.slot_of = SLOT_OF.take(catalog.tools().len());
+                out.slots = SLOTS.empty();
+                out.evidence = EVIDENCE.empty();
+            }
+            let rival = run.relation == Relation::Rival;
+            for (tool, extracted) in run.list.tools_in(scope) {
+                let path = PathId::new(id, extracted);
+                out.offer(tool, path, run.weight, g.walked, &mut touched, rival);
+            }
+        }
+        out.settle(&touched, &mut matched, g.surface, g.stated);
+        if g.left_out > 0.0 {
+            out.cover(&touched, g.left_out);
+        }
     }
     if total > 0.0 {
         for s in &mut out.slots {
@@ -424,164 +580,24 @@ pub(crate) fn graph_scores<'a>(
                     tool: s.tool,
                     score: s.graph.score,
                     stated_verb: s.graph.stated_verb,
+                    more: if deferring {
+                        walk::up((left_out - s.covered).max(0.0), total)
+                    } else {
+                        0.0
+                    },
                 }),
         );
         out.reached = reached;
     }
+    if deferring {
+        out.deferred = Some(Box::new(out.deferral(
+            groups,
+            total,
+            scope,
+            (catalog, mentions, sources),
+        )));
+    }
     out
-}
-
-/// One mention's walk: its weight and where it reaches.
-struct Walk<'c, 's> {
-    catalog: &'c Catalog,
-    scope: &'s Scope,
-    /// The mention's weight (its kind, stated or not).
-    weight: f32,
-    stated: bool,
-    /// The mention came from the conversation.
-    context: bool,
-    /// The mention's number among those walked.
-    walked: u32,
-}
-
-impl<'a> GraphScores<'a> {
-    /// Walks the adjacency lists of one mention's nodes: each tool in scope
-    /// keeps its strongest path of each sign for this mention.
-    fn walk(&mut self, w: &Walk<'a, '_>, m: &'a Mention, touched: &mut Vec<usize>) {
-        let catalog = w.catalog;
-        for (iri, r) in m.iris.iter().enumerate() {
-            catalog.paths().walk(r.iri.as_str(), |run| {
-                let rarity = if matches!(run.relation, Relation::Verb | Relation::VerbBroader) {
-                    1.0
-                } else {
-                    catalog.idf(run.via).sqrt()
-                };
-                let weight =
-                    w.weight * r.weight.min(1.0) * relation_weight(run.relation, run.hops) * rarity;
-                let id = self.runs.len();
-                self.runs.push(Run {
-                    mention: m.surface.as_str(),
-                    stated: w.stated,
-                    context: w.context,
-                    iri,
-                    node: r.iri.as_str(),
-                    via: run.via,
-                    relation: run.relation,
-                    hops: run.hops,
-                    weight,
-                });
-                if self.slot_of.is_empty() {
-                    self.slot_of = SLOT_OF.take(catalog.tools().len());
-                    self.slots = SLOTS.empty();
-                    self.evidence = EVIDENCE.empty();
-                }
-                let rival = run.relation == Relation::Rival;
-                for (tool, extracted) in run.tools_in(w.scope) {
-                    let path = PathId::new(id, extracted);
-                    self.offer(tool, path, weight, w.walked, touched, rival);
-                }
-            });
-        }
-    }
-
-    /// Offers one path to a tool: kept when it is the tool's strongest of
-    /// its sign for the mention being walked (the first of equal weights;
-    /// compared rarely: one list's paths share a weight, and a tool is on
-    /// few lists).
-    #[inline]
-    fn offer(
-        &mut self,
-        tool: usize,
-        path: PathId,
-        weight: f32,
-        walked: u32,
-        touched: &mut Vec<usize>,
-        rival: bool,
-    ) {
-        let Some(at) = self.slot_of.get_mut(tool) else {
-            return;
-        };
-        if *at == 0 {
-            self.slots.push(Slot {
-                tool: tool as u32,
-                graph: ToolGraph::default(),
-                mention: 0,
-                positive: Strongest::NONE,
-                negative: Strongest::NONE,
-                rival: false,
-            });
-            // (Fewer slots than catalog tools.)
-            *at = self.slots.len() as u32;
-        }
-        let slot = *at as usize - 1;
-        let Some(s) = self.slots.get_mut(slot) else {
-            return;
-        };
-        if s.mention != walked {
-            s.mention = walked;
-            s.positive = Strongest::NONE;
-            s.negative = Strongest::NONE;
-            s.rival = false;
-            touched.push(slot);
-        }
-        s.rival |= rival;
-        let best = if weight >= 0.0 {
-            &mut s.positive
-        } else {
-            &mut s.negative
-        };
-        let stronger = best.path == PathId::NONE
-            || weight.abs() > best.weight.abs()
-            || (weight.abs() == best.weight.abs() && earlier(&self.runs, path, best.path));
-        if stronger {
-            *best = Strongest { weight, path };
-        }
-    }
-
-    /// Counts one mention into each tool it touched: the best positive
-    /// path, then the worst negative one unless the surface has a positive
-    /// path to the tool.
-    fn settle(
-        &mut self,
-        touched: &[usize],
-        matched: &mut Matched,
-        surface_id: usize,
-        stated: bool,
-    ) {
-        for &slot in touched {
-            let Some(s) = self.slots.get_mut(slot) else {
-                continue;
-            };
-            let tool = s.tool as usize;
-            for (positive, found) in [(true, s.positive), (false, s.negative)] {
-                if found.path == PathId::NONE || (positive && s.rival) {
-                    continue;
-                }
-                let t = &mut s.graph;
-                if positive {
-                    matched.mark(t, tool, surface_id);
-                } else if !s.rival && matched.has(t, tool, surface_id) {
-                    continue;
-                }
-                t.reached = true;
-                t.score += found.weight;
-                t.stated_verb |= positive
-                    && stated
-                    && self
-                        .runs
-                        .get(found.path.run())
-                        .is_some_and(|r| r.relation == Relation::Verb);
-                let previous = t.last;
-                self.evidence.push(Evidence {
-                    path: found.path,
-                    positive,
-                    previous,
-                });
-                // (Fewer than u32::MAX entries: one per tool and mention.)
-                t.last = u32::try_from(self.evidence.len()).unwrap_or(previous);
-            }
-        }
-    }
 }
 
 /// Whether path `a` comes before path `b` among a tool's paths of equal
@@ -620,6 +636,8 @@ pub(crate) fn explain(catalog: &Catalog, idx: usize, paths: &mut [GraphPath]) {
             };
     }
 }
+
+mod walk;
 
 #[cfg(test)]
 mod tests;

@@ -118,7 +118,7 @@ pub(crate) fn prepare<'a>(
         let _stage = tracing::info_span!("stage", stage = "lexical").entered();
         catalog.bm25().hits(text)
     };
-    let graph = |mentions, sources| graph_channel(catalog, mode, mentions, sources, scope);
+    let graph = |mentions, sources| graph_channel(catalog, mode, mentions, sources, scope, cfg);
     let whole = Channels::new(
         graph(&query.evidence, query.sources),
         None,
@@ -213,23 +213,34 @@ fn rank<'a>(
     let exact: HashSet<usize> = query.exact.iter().copied().collect();
 
     let fuse_stage = tracing::info_span!("stage", stage = "fuse").entered();
-    let texts = Texts {
-        whole: &whole,
-        steps: &steps,
-        mode,
-        cfg,
-        exact: &exact,
-    };
     let k = limit.max(MAX_CONTENDERS).saturating_add(steps.len());
+    let shortlisted = match fusion {
+        Fusion::Shortlist => {
+            Texts::of(&whole, &steps, (mode, cfg), &exact).fuse_shortlist(scope, k)
+        }
+        Fusion::All => None,
+    };
     let Fused {
         top: mut keys,
         from,
         winners,
-    } = match fusion {
-        Fusion::Shortlist => texts.fuse_shortlist(scope, k),
-        Fusion::All => None,
-    }
-    .unwrap_or_else(|| texts.fuse_all(scope));
+    } = match shortlisted {
+        Some(fused) => fused,
+        None => {
+            // The bounds could not prove the answer: with every graph run
+            // walked (when some were left out) they may; else every tool
+            // is scored.
+            let mut expanded = false;
+            for ch in std::iter::once(&mut whole).chain(steps.iter_mut()) {
+                expanded |= ch.expand();
+            }
+            let texts = Texts::of(&whole, &steps, (mode, cfg), &exact);
+            (expanded && fusion == Fusion::Shortlist)
+                .then(|| texts.fuse_shortlist(scope, k))
+                .flatten()
+                .unwrap_or_else(|| texts.fuse_all(scope))
+        }
+    };
 
     // The bounded top-k, plus every step's winner.
     let cmp = order(mode);
@@ -330,10 +341,11 @@ fn graph_channel<'m>(
     mentions: &'m [crate::model::Mention],
     sources: Sources,
     scope: &Scope,
+    cfg: &RankConfig,
 ) -> GraphScores<'m> {
     if mode.uses_graph() {
         let _stage = tracing::info_span!("stage", stage = "graph").entered();
-        graph_scores(catalog, mentions, sources, scope)
+        graph_scores(catalog, mentions, sources, scope, cfg.graph_defer_from)
     } else {
         GraphScores::default()
     }
@@ -410,6 +422,23 @@ struct Texts<'c, 'a> {
     mode: super::Mode,
     cfg: &'c RankConfig,
     exact: &'c HashSet<usize>,
+}
+
+impl<'c, 'a> Texts<'c, 'a> {
+    fn of(
+        whole: &'c Channels<'a>,
+        steps: &'c [Channels<'a>],
+        (mode, cfg): (super::Mode, &'c RankConfig),
+        exact: &'c HashSet<usize>,
+    ) -> Self {
+        Self {
+            whole,
+            steps,
+            mode,
+            cfg,
+            exact,
+        }
+    }
 }
 
 impl Texts<'_, '_> {
@@ -546,7 +575,7 @@ impl Texts<'_, '_> {
                 &|i| ch.bounds(i, mode, cfg, self.exact.contains(&i)),
                 &[(ch, 0.0)],
                 &|b| max_lower(b),
-            );
+            )?;
             let floor = max_lower(&bounds);
             let mut best: Option<Key> = None;
             // Ascending: the first of equal scores wins, as in catalog order.
@@ -603,7 +632,7 @@ impl Texts<'_, '_> {
                 .map(|(s, &ch)| (ch, discount(s)))
                 .collect::<Vec<_>>(),
             &kth_lower,
-        );
+        )?;
         let floor = kth_lower(&mut bounds);
         let mut top: Vec<Key> = Vec::new();
         let mut from: HashMap<usize, usize> = HashMap::default();
