@@ -18,6 +18,12 @@ fn texts(synth: &crate::synth::Synthetic) -> Vec<String> {
     texts
 }
 
+/// The whole catalog and every third tool of it.
+fn scopes(catalog: &Catalog) -> [Scope; 2] {
+    let n = catalog.tools().len();
+    [Scope::all(n), Scope::of(n, (0..n).step_by(3))]
+}
+
 /// `text` ranked over `scope` (10 tools, explained), the stand-in
 /// embedder's vectors for the dense channel.
 fn answer(
@@ -78,8 +84,7 @@ fn shortlist_fusion_equals_scoring_every_tool() {
     let (engine, synth) = synthetic_engine(1_500, 60, 3);
     let snap = engine.snapshot();
     let catalog = &snap.catalog;
-    let all = Scope::all(catalog.tools().len());
-    let some = Scope::of(catalog.tools().len(), (0..catalog.tools().len()).step_by(3));
+    let [all, some] = scopes(catalog);
     let texts = texts(&synth);
     // The int8 scan over every tool, and a first pass that picks every
     // tool in scope (exact as well: its estimate of `rest` is proven
@@ -146,8 +151,7 @@ fn leaving_graph_runs_out_of_the_walk_changes_no_answer() {
     let (engine, synth) = synthetic_engine(1_500, 60, 3);
     let snap = engine.snapshot();
     let catalog = &snap.catalog;
-    let all = Scope::all(catalog.tools().len());
-    let some = Scope::of(catalog.tools().len(), (0..catalog.tools().len()).step_by(3));
+    let [all, some] = scopes(catalog);
     let walked = RankConfig::default();
     let deferred = |from| RankConfig {
         graph_defer_from: from,
