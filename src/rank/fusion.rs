@@ -128,7 +128,7 @@ impl<'a> Channels<'a> {
         // Graph runs left out of the walk may add up to `unlisted` to any
         // tool's listed score (see `GraphScores::unlisted`).
         let unlisted = self.graph.unlisted();
-        if unlisted.is_some() && mode == Mode::Joint && cfg.w_graph * self.graph_trust < 0.0 {
+        if self.unlisted_unbounded(mode, cfg) {
             return false;
         }
         let unscored = self.upper_of(self.parts_of(unlisted, 0.0, mode, cfg, false));
@@ -198,12 +198,21 @@ impl<'a> Channels<'a> {
         };
         match self.graph.unlisted() {
             None => cosine_alone,
-            Some(_) if mode == Mode::Joint && cfg.w_graph * self.graph_trust < 0.0 => f32::INFINITY,
+            Some(_) if self.unlisted_unbounded(mode, cfg) => f32::INFINITY,
             Some(found) => {
                 let parts = self.parts_of(Some(found), 0.0, mode, cfg, false);
                 cosine_alone.max(self.upper_of(parts))
             }
         }
+    }
+
+    /// Graph runs were left out of the walk and the graph channel weighs
+    /// negatively: their bound on graph scores is then no bound on fused
+    /// ones (the lowest graph score would be needed).
+    fn unlisted_unbounded(&self, mode: Mode, cfg: &RankConfig) -> bool {
+        self.graph.unlisted().is_some()
+            && mode == Mode::Joint
+            && cfg.w_graph * self.graph_trust < 0.0
     }
 
     /// Walks every graph run the walk left out (see

@@ -515,28 +515,8 @@ pub(crate) fn graph_scores<'a>(
 ) -> GraphScores<'a> {
     let mut out = GraphScores::default();
     let (mut groups, total) = out.collect(catalog, mentions, sources);
-    // Long positive runs are left out of the walk; then every negative
-    // one too, so that what the walk adds up is positive evidence alone
-    // (a positive path left out may cancel a negative one: see
-    // `GraphScores::deferral`).
-    let long = |r: &Run| r.weight >= 0.0 && r.list.len() >= defer_from;
-    let deferring = out.runs.iter().any(long);
-    let mut left_out = 0.0_f32;
-    if deferring {
-        for r in &mut out.runs {
-            r.deferred = long(r) || r.weight < 0.0 || r.relation == Relation::Rival;
-        }
-        for g in &mut groups {
-            g.left_out = out
-                .runs
-                .get(g.runs.0..g.runs.1)
-                .unwrap_or_default()
-                .iter()
-                .filter(|r| r.deferred && r.relation != Relation::Rival && r.weight > 0.0)
-                .fold(0.0, |a, r| a.max(r.weight));
-            left_out += g.left_out;
-        }
-    }
+    // (`None`: no run left out.)
+    let left_out = out.leave_out(&mut groups, defer_from);
     let mut matched = Matched::default();
     // The slots the mention being walked touched, in the order touched.
     let mut touched: Vec<usize> = Vec::new();
@@ -580,19 +560,14 @@ pub(crate) fn graph_scores<'a>(
                     tool: s.tool,
                     score: s.graph.score,
                     stated_verb: s.graph.stated_verb,
-                    more: if deferring {
-                        walk::up((left_out - s.covered).max(0.0), total)
-                    } else {
-                        0.0
-                    },
+                    more: left_out.map_or(0.0, |sum| walk::up((sum - s.covered).max(0.0), total)),
                 }),
         );
         out.reached = reached;
     }
-    if deferring {
+    if let Some(sum) = left_out {
         out.deferred = Some(Box::new(out.deferral(
-            groups,
-            total,
+            (groups, total, sum),
             scope,
             (catalog, mentions, sources),
         )));

@@ -92,6 +92,34 @@ impl<'a> GraphScores<'a> {
         (groups, total)
     }
 
+    /// Leaves the long positive runs (at least `defer_from` links) out of
+    /// the walk, and then every negative one too, so that what the walk
+    /// adds up is positive evidence alone (a positive path left out may
+    /// cancel a negative one: see [`Self::deferral`]); notes each
+    /// mention's strongest positive run left out. Their sum, `None` when
+    /// no run is long.
+    pub(super) fn leave_out(&mut self, groups: &mut [Group], defer_from: usize) -> Option<f32> {
+        let long = |r: &Run| r.weight >= 0.0 && r.list.len() >= defer_from;
+        if !self.runs.iter().any(long) {
+            return None;
+        }
+        for r in &mut self.runs {
+            r.deferred = long(r) || r.weight < 0.0 || r.relation == Relation::Rival;
+        }
+        let mut sum = 0.0_f32;
+        for g in groups {
+            g.left_out = self
+                .runs
+                .get(g.runs.0..g.runs.1)
+                .unwrap_or_default()
+                .iter()
+                .filter(|r| r.deferred && r.relation != Relation::Rival && r.weight > 0.0)
+                .fold(0.0, |a, r| a.max(r.weight));
+            sum += g.left_out;
+        }
+        Some(sum)
+    }
+
     /// What the walk that left runs out keeps. The bound: a tool's score
     /// is the sum over mentions of its strongest positive path (none for a
     /// rival) and its strongest negative one (none when the surface has a
@@ -103,12 +131,10 @@ impl<'a> GraphScores<'a> {
     /// over mentions, of their strongest positive run left out.
     pub(super) fn deferral(
         &self,
-        groups: Vec<Group>,
-        total: f32,
+        (groups, total, left_out): (Vec<Group>, f32, f32),
         scope: &Scope,
         (catalog, mentions, sources): (&'a Catalog, &'a [Mention], Sources),
     ) -> Deferred<'a> {
-        let bound = groups.iter().map(|g| g.left_out).sum::<f32>();
         let stated = groups.iter().any(|g| {
             g.stated
                 && self
@@ -121,7 +147,7 @@ impl<'a> GraphScores<'a> {
         Deferred {
             groups,
             total,
-            bound: up(bound, total),
+            bound: up(left_out, total),
             stated,
             scope: scope.clone(),
             catalog,

@@ -96,6 +96,7 @@ impl Candidates<'_> {
             found.sort_unstable();
             found
         };
+        let deferring = texts.iter().any(|(ch, _)| ch.graph.unlisted().is_some());
         if listed {
             reaching.sort_unstable();
             reaching.dedup();
@@ -104,7 +105,7 @@ impl Candidates<'_> {
             debug_assert!(
                 {
                     let found = tested();
-                    if texts.iter().any(|(ch, _)| ch.graph.unlisted().is_some()) {
+                    if deferring {
                         found.iter().all(|i| reaching.binary_search(i).is_ok())
                     } else {
                         found == reaching
@@ -112,7 +113,7 @@ impl Candidates<'_> {
                 },
                 "the lists name what testing each finds"
             );
-        } else if texts.iter().any(|(ch, _)| ch.graph.unlisted().is_some()) {
+        } else if deferring {
             return None;
         } else {
             reaching = tested();
