@@ -73,16 +73,6 @@ impl Embedder for StandIn {
         std::hint::black_box(self.real.embed_query(text)?);
         self.rows.embed_query(text)
     }
-    fn embed_query_beside(&self, text: &str) -> Option<toolgraph::Result<Vec<f32>>> {
-        let real = self.real.embed_query_beside(text)?;
-        Some(match real {
-            Ok(v) => {
-                std::hint::black_box(v);
-                self.rows.embed_query(text)
-            }
-            Err(e) => Err(e),
-        })
-    }
     fn embed_documents(&self, texts: &[String]) -> toolgraph::Result<Vec<Vec<f32>>> {
         self.rows.embed_documents(texts)
     }

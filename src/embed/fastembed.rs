@@ -52,9 +52,6 @@ pub struct FastEmbedder {
     /// A second session on one thread, for embedding beside other work
     /// (see [`Embedder::embed_documents_beside`]); made on first use.
     solo: OnceLock<Option<Mutex<TextEmbedding>>>,
-    /// A session like `model` whose threads never spin (see
-    /// [`Embedder::embed_query_beside`]); made on first use.
-    quiet: OnceLock<Option<Mutex<TextEmbedding>>>,
     model_id: String,
     dim: usize,
     dir: PathBuf,
@@ -126,7 +123,7 @@ fn guarded<T>(dir: &Path, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T
 
 /// A session over the model files in `dir` (`threads`: ONNX Runtime's
 /// intra-op threads, default one per core) and the model id they make.
-fn session(dir: &Path, threads: Option<usize>, spin: bool) -> Result<(String, TextEmbedding)> {
+fn session(dir: &Path, threads: Option<usize>) -> Result<(String, TextEmbedding)> {
     let onnx = read(dir, MODEL)?;
     let hash = Sha256::digest(&onnx);
     let prefix: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
@@ -148,13 +145,7 @@ fn session(dir: &Path, threads: Option<usize>, spin: bool) -> Result<(String, Te
             // working right after embedding (the dense pass, fusion), and
             // on 2 cores those spinning threads took its CPU: 10k cold
             // p50 4.03 -> 3.43 ms, 100k 24.8 -> 18.5 ms, floor unchanged.
-            .with_session_config("session.force_spinning_stop", "1")
-            // Nor, for a search embedded beside a large catalog's other
-            // work, while it runs: see `Embedder::embed_query_beside`.
-            .with_session_config(
-                "session.intra_op.allow_spinning",
-                if spin { "1" } else { "0" },
-            );
+            .with_session_config("session.force_spinning_stop", "1");
         let options = match threads {
             Some(n) => options.with_intra_threads(n),
             None => options,
@@ -182,7 +173,7 @@ impl FastEmbedder {
                 _ => return Err(not_found(dir, name)),
             }
         }
-        let (model_id, mut model) = session(dir, None, true)?;
+        let (model_id, mut model) = session(dir, None)?;
 
         // One probe both learns the dimension and proves the model runs.
         let probe = guarded(dir, "embedding a probe", || {
@@ -197,7 +188,6 @@ impl FastEmbedder {
         Ok(Self {
             model: Mutex::new(model),
             solo: OnceLock::new(),
-            quiet: OnceLock::new(),
             model_id,
             dim,
             dir: dir.to_path_buf(),
@@ -207,12 +197,7 @@ impl FastEmbedder {
     /// The one-thread session, created on first use from the same files;
     /// `None` (with a warning, once) when they changed or it cannot start.
     fn solo(&self) -> Option<&Mutex<TextEmbedding>> {
-        self.another(&self.solo, Some(1), true)
-    }
-
-    /// The session whose threads never spin, as [`Self::solo`].
-    fn quiet(&self) -> Option<&Mutex<TextEmbedding>> {
-        self.another(&self.quiet, None, false)
+        self.another(&self.solo, Some(1))
     }
 
     /// A second session from the same files, made once into `cell`.
@@ -220,9 +205,8 @@ impl FastEmbedder {
         &self,
         cell: &'s OnceLock<Option<Mutex<TextEmbedding>>>,
         threads: Option<usize>,
-        spin: bool,
     ) -> Option<&'s Mutex<TextEmbedding>> {
-        cell.get_or_init(|| match session(&self.dir, threads, spin) {
+        cell.get_or_init(|| match session(&self.dir, threads) {
                 Ok((id, model)) if id == self.model_id => Some(Mutex::new(model)),
                 Ok((id, _)) => {
                     tracing::warn!(
@@ -310,9 +294,6 @@ impl Embedder for FastEmbedder {
     fn embed_documents(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.run(&self.model, &refs)
-    }
-    fn embed_query_beside(&self, text: &str) -> Option<Result<Vec<f32>>> {
-        Some(self.run_one(self.quiet()?, text))
     }
     fn embed_documents_beside(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>>> {
         let solo = self.solo()?;

@@ -49,14 +49,6 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn embed_query(&self, text: &str) -> crate::error::Result<Vec<f32>>;
     /// Embeds many documents, in order; batches internally.
     fn embed_documents(&self, texts: &[String]) -> crate::error::Result<Vec<Vec<f32>>>;
-    /// Embeds one search request like [`Embedder::embed_query`] (the same
-    /// vector) on threads that never spin waiting for work, for a search
-    /// whose other work (the graph walk, the sign pass of a large catalog)
-    /// runs beside its embedding on the same cores. `None` when the
-    /// embedder has no such mode.
-    fn embed_query_beside(&self, _text: &str) -> Option<crate::error::Result<Vec<f32>>> {
-        None
-    }
     /// Embeds documents like [`Embedder::embed_documents`] (the same
     /// vectors) but on one core, for work that runs beside other work: a
     /// registration embeds its new tools while the store writes them.

@@ -1,6 +1,7 @@
 //! One request through the ranking pipeline: the embedding on this thread,
 //! the request parsed and its graph and lexical channels worked out on the
-//! other core meanwhile, then fusion.
+//! other core meanwhile (in a very large catalog: while the dense pass
+//! runs), then fusion.
 
 use super::{Engine, SearchRequest};
 use crate::catalog::Catalog;
@@ -15,15 +16,27 @@ use std::sync::{Arc, OnceLock};
 /// A request's embedding and its steps' (`None`: no dense channel).
 type Embedded = (Option<Vec<f32>>, Vec<Vec<f32>>);
 
-/// From this many tools on, the request is embedded on threads that never
-/// spin (see [`crate::embed::Embedder::embed_query_beside`]): the graph walk
-/// and the sign pass then run long beside the embedding, and ONNX
-/// Runtime's spinning worker took their core. Perf bench, cold p50 with
-/// and without spinning: 1k tools 3.39 vs 4.11 ms (spinning makes the
-/// embedding itself faster: floor 3.21 vs 3.96 ms), 1M tools 13.22 vs
-/// 11.94 ms (sign pass 4.03 vs 3.12, graph 5.09 vs 4.39). Not measured
-/// in between; 100k keeps spinning, as measured before.
-const QUIET_EMBEDDING_FROM: usize = 500_000;
+/// From this many tools on, the request is embedded first, alone, on ONNX
+/// Runtime's spinning pool (both cores: the 1k floor), and parsed beside
+/// the dense pass, whose sign pass hands its chunks to whichever thread is
+/// free. Below, the request is parsed beside the embedding: there the
+/// parse and the channels are most of a search's other work. At a million
+/// tools the embedding beside the parse had to run on threads that never
+/// spin (spinning ones took the parse's core) and took 5.0-5.4 ms against
+/// 3.5-3.8 alone; the sign pass with the parse beside it takes 3.3-3.6
+/// instead of 2.8-3.1. Perf bench quick runs, one host, cold 1M p50 over
+/// 1k p50: 9.57 / 3.61 ms embedded first against 11.16 / 3.57 beside.
+const EMBED_FIRST_FROM: usize = 500_000;
+
+/// The dense channels of a request's vectors.
+fn dense_channels<'a>(
+    catalog: &'a Catalog,
+    (whole, steps): &'a Embedded,
+    scope: &Scope,
+    cfg: &crate::rank::RankConfig,
+) -> pipeline::DenseChannels<'a> {
+    pipeline::dense(catalog, whole.as_deref(), steps, scope, cfg)
+}
 
 /// The request's vector with the conversation's weighing `weight`:
 /// `(1 - weight) * request + weight * conversation`.
@@ -65,10 +78,10 @@ impl Engine {
             && vector.is_none()
             && !in_conversation
             && !self.queries.contains(std::slice::from_ref(&text));
-        let quiet = catalog.tools().len() >= QUIET_EMBEDDING_FROM;
+        let first = catalog.tools().len() >= EMBED_FIRST_FROM;
         let embed = |text: &String, vector: Option<Vec<f32>>| {
             let text = std::slice::from_ref(text);
-            self.embed_request(embedder, (text, quiet), &step_texts, vector)
+            self.embed_request(embedder, text, &step_texts, vector)
         };
         // The parsed request outlives the thread that parses it: the
         // channels worked out there borrow it.
@@ -81,22 +94,25 @@ impl Engine {
         // The query's vectors, kept past the branch that embeds them: the
         // dense channel borrows them.
         let vectors: OnceLock<Embedded> = OnceLock::new();
+        let dense_of = |embedded| dense_channels(catalog, embedded, scope, &self.rank);
         let ranked = {
             let (query, prepared): (&Query, _);
-            let dense = if embeds {
+            let dense = if embeds && first {
+                // Embedded alone, then parsed beside the dense pass.
+                let embedded = embed(&text, None)?;
+                let embedded = vectors.get_or_init(|| embedded);
+                crate::deadline::check()?;
+                let (understood, dense) = crate::par::join(understand, || dense_of(embedded));
+                (query, prepared) = understood;
+                dense
+            } else if embeds {
                 // The dense channel needs only the embedding: it is worked
                 // out while a helper thread may still be walking the graph.
                 let (understood, dense) = crate::par::join(understand, || {
                     let embedded = embed(&text, None)?;
                     let embedded = vectors.get_or_init(|| embedded);
                     crate::deadline::check()?;
-                    Ok::<_, Error>(pipeline::dense(
-                        catalog,
-                        embedded.0.as_deref(),
-                        &embedded.1,
-                        scope,
-                        &self.rank,
-                    ))
+                    Ok::<_, Error>(dense_of(embedded))
                 });
                 (query, prepared) = understood;
                 dense?
@@ -110,14 +126,7 @@ impl Engine {
                 } else {
                     embed(&text, vector)?
                 };
-                let embedded = vectors.get_or_init(|| embedded);
-                pipeline::dense(
-                    catalog,
-                    embedded.0.as_deref(),
-                    &embedded.1,
-                    scope,
-                    &self.rank,
-                )
+                dense_of(vectors.get_or_init(|| embedded))
             };
             crate::deadline::check()?;
             let settings = pipeline::Settings {
@@ -128,7 +137,7 @@ impl Engine {
             };
             pipeline::run(catalog, query, scope, prepared, dense, settings)
         };
-        // Both branches above parse the request before anything can fail.
+        // Every branch above that gets here has parsed the request.
         let query = parsed.into_inner().expect("the request is parsed");
         Ok((query, ranked))
     }
@@ -181,7 +190,7 @@ impl Engine {
         let (own, context) = query.conversation_texts(context);
         let vector = vector.filter(|_| own == text);
         let own = std::slice::from_ref(&own);
-        let embedded = self.embed_request(embedder, (own, false), step_texts, vector)?;
+        let embedded = self.embed_request(embedder, own, step_texts, vector)?;
         Ok(match context {
             Some((c, weight)) => mixed(embedded, self.embed_one(embedder, c)?, weight),
             None => embedded,
@@ -204,13 +213,12 @@ impl Engine {
         Ok(batch.first().cloned())
     }
 
-    /// The request's embedding (`text`: its one text; `quiet`: on threads
-    /// that never spin) and its steps' (`vector`: computed already),
-    /// through the query cache.
+    /// The request's embedding (`text`: its one text) and its steps'
+    /// (`vector`: computed already), through the query cache.
     fn embed_request(
         &self,
         embedder: Option<&Arc<dyn Embedder>>,
-        (text, quiet): (&[String], bool),
+        text: &[String],
         step_texts: &[String],
         vector: Option<Vec<f32>>,
     ) -> Result<Embedded> {
@@ -223,10 +231,7 @@ impl Engine {
             None => {
                 let batch = self.queries.get_or_embed(text, || {
                     let one = text.first().map_or("", String::as_str);
-                    let beside = quiet.then(|| embedder.embed_query_beside(one)).flatten();
-                    beside
-                        .unwrap_or_else(|| embedder.embed_query(one))
-                        .map(|v| vec![v])
+                    embedder.embed_query(one).map(|v| vec![v])
                 })?;
                 batch.first().cloned().unwrap_or_default()
             }

@@ -88,6 +88,14 @@ impl<'a> Channels<'a> {
         self.dense.as_ref().map_or(0.0, |d| d.get(idx))
     }
 
+    /// Works out together what [`Self::bounds`] will need of `tools`' cosines
+    /// (see [`Dense::approximate`]).
+    pub fn approximate(&self, tools: &[usize]) {
+        if let Some(d) = &self.dense {
+            d.approximate(tools);
+        }
+    }
+
     /// The dense shortlist (empty without a dense channel).
     pub fn shortlist(&self) -> impl Iterator<Item = usize> + '_ {
         self.dense.iter().flat_map(Dense::shortlist)
@@ -148,16 +156,59 @@ impl<'a> Channels<'a> {
                 out.push(idx);
             }
         }
+        // The other tools it touched differ only in their lexical score:
+        // those whose score is below `cut` cannot reach `floor`, and most
+        // are (at a million tools hundreds of thousands are touched).
+        let upper = |lexical: f32| {
+            let parts = self.parts_of(unlisted, lexical, mode, cfg, false);
+            self.upper_of(parts) - discount
+        };
+        let cut = self.lexical_cut(&upper, floor, mode, cfg);
         for &idx in &self.touched {
-            if core.contains(idx) || self.graph.listed(idx) {
+            let lexical = self.lexical(idx);
+            if lexical < cut || core.contains(idx) || self.graph.listed(idx) {
                 continue;
             }
-            let parts = self.parts_of(unlisted, self.lexical(idx), mode, cfg, false);
-            if self.upper_of(parts) - discount >= floor {
+            if upper(lexical) >= floor {
                 out.push(idx);
             }
         }
         true
+    }
+
+    /// A lexical score below which `upper` (a tool's upper bound as a
+    /// function of its lexical score alone) stays under `floor`: the
+    /// lowest lexical score that can reach it, less a margin far wider
+    /// than float rounding; −∞ when that cannot be shown. Sound because
+    /// the bound only grows with the lexical score: the score is
+    /// multiplied by a weight that is not negative and added to the same
+    /// parts in the same order (see [`Self::upper_outside_shortlist`]).
+    fn lexical_cut(
+        &self,
+        upper: &dyn Fn(f32) -> f32,
+        floor: f32,
+        mode: Mode,
+        cfg: &RankConfig,
+    ) -> f32 {
+        let weight = match mode {
+            Mode::Joint => cfg.w_lexical * self.lexical_trust,
+            Mode::Lexical => 1.0,
+            Mode::Graph | Mode::Dense => 0.0,
+        };
+        let (at_zero, at_one) = (upper(0.0), upper(1.0));
+        // Lexical scores lie in [0, 1] (each BM25 over the best one).
+        if !(weight >= 0.0 && at_zero.is_finite() && at_one.is_finite()) {
+            return f32::NEG_INFINITY;
+        }
+        if at_one < floor {
+            return f32::INFINITY;
+        }
+        if weight == 0.0 || at_zero >= floor {
+            return f32::NEG_INFINITY;
+        }
+        // upper(x) = at_zero + weight·x, up to rounding.
+        let lowest = (floor - at_zero) / weight;
+        lowest - 1e-3 / weight - 1e-3
     }
 
     /// [`Self::upper_outside_shortlist`] of a tool's parts.

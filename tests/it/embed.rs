@@ -63,26 +63,6 @@ fn real_model_handles_empty_and_long_texts() {
     assert!(m.embed_documents(&[]).unwrap().is_empty());
 }
 
-/// A request embedded on the session whose threads never spin (a large
-/// catalog's searches) gets the very vector the default session gives.
-#[test]
-fn real_model_embeds_a_query_beside_other_work_as_it_does_alone() {
-    let m = model();
-    for text in [
-        "book a table for two at 8pm",
-        "",
-        "Southwest flight 175 tomorrow",
-    ] {
-        let alone = m.embed_query(text).unwrap();
-        let beside = m
-            .embed_query_beside(text)
-            .expect("a quiet session")
-            .unwrap();
-        assert_eq!(alone, beside, "{text:?}");
-        assert_eq!(beside.len(), 384);
-    }
-}
-
 fn catalog() -> Vec<Tool> {
     let specs = [
         ("flight_book", "Book a flight between two airports"),

@@ -3,6 +3,7 @@
 
 use super::{PAR_ROWS, QueryCodes, VectorIndex};
 use crate::embed::int8;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One row in this many is summed first, to find a sum that about
 /// [`MARGIN`] times the rows asked for reach.
@@ -90,24 +91,34 @@ impl VectorIndex {
         accept: Option<&(impl Fn(usize) -> bool + Sync)>,
     ) -> Vec<(i32, usize)> {
         let words = self.words();
-        let pass = |first: usize, bits: &[u64]| {
+        // Chunks go to whichever thread asks next: the helper may start
+        // late or share its core (with the request being parsed beside
+        // this pass), and a fixed half would leave this thread waiting.
+        let chunks = self.len().div_ceil(PAR_ROWS);
+        let next = AtomicUsize::new(0);
+        let pass = || {
             let mut sums = vec![0i32; PAR_ROWS];
             let mut found: Vec<(i32, usize)> = Vec::new();
-            for (i, bits) in bits.chunks(PAR_ROWS * words).enumerate() {
-                let sums = &mut sums[..bits.len() / words];
+            loop {
+                let chunk = next.fetch_add(1, Ordering::Relaxed);
+                if chunk >= chunks {
+                    break found;
+                }
+                let start = chunk * PAR_ROWS;
+                let end = (start + PAR_ROWS).min(self.len());
+                let Some(bits) = self.signs.get(start * words..end * words) else {
+                    continue;
+                };
+                let sums = &mut sums[..end - start];
                 int8::masked_sums(bits, &query.rotated, sums);
-                let start = first + i * PAR_ROWS;
                 for (row, &sum) in (start..).zip(sums.iter()) {
                     if sum >= threshold && accept.is_none_or(|a| a(row)) {
                         found.push((sum, row));
                     }
                 }
             }
-            found
         };
-        let half = self.half_rows();
-        let (bits_a, bits_b) = self.signs.split_at((half * words).min(self.signs.len()));
-        let (mut a, b) = crate::par::join(|| pass(0, bits_a), || pass(half, bits_b));
+        let (mut a, b) = crate::par::join(pass, pass);
         a.extend(b);
         a
     }

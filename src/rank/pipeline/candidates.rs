@@ -118,6 +118,10 @@ impl Candidates<'_> {
         } else {
             reaching = tested();
         }
+        // Their cosines' approximations, worked out together.
+        for (ch, _) in texts {
+            ch.approximate(&reaching);
+        }
         bounds.extend(reaching.into_iter().map(|i| {
             let (lo, hi) = bound(i);
             (i, lo, hi)
