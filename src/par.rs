@@ -4,8 +4,8 @@
 //! and its graph and lexical channels worked out while the query is
 //! embedded (from 500k tools: while the dense pass runs), the sign-bit
 //! first pass on two threads taking its chunks as they ask, and the int8
-//! pass over scattered rows in two halves. That work used to go to a thread started
-//! for it (`std::thread::scope`). A thread started per search allocates
+//! pass over scattered rows in two halves. That work used to go to a
+//! thread started for it (`std::thread::scope`). A thread started per search allocates
 //! from a fresh allocator heap, whose pages the kernel zeroes again every
 //! time: `perf record` of 1M-tool searches put 15-35 % of all CPU in the
 //! kernel's `clear_page_erms` under `mi_page_free_list_extend`, on those

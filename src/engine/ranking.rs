@@ -95,25 +95,26 @@ impl Engine {
         // dense channel borrows them.
         let vectors: OnceLock<Embedded> = OnceLock::new();
         let dense_of = |embedded| dense_channels(catalog, embedded, scope, &self.rank);
+        // The request embedded, kept, and the time limit checked.
+        let embedded_now = || {
+            let embedded = embed(&text, None)?;
+            let embedded = vectors.get_or_init(|| embedded);
+            crate::deadline::check()?;
+            Ok::<_, Error>(embedded)
+        };
         let ranked = {
             let (query, prepared): (&Query, _);
             let dense = if embeds && first {
                 // Embedded alone, then parsed beside the dense pass.
-                let embedded = embed(&text, None)?;
-                let embedded = vectors.get_or_init(|| embedded);
-                crate::deadline::check()?;
+                let embedded = embedded_now()?;
                 let (understood, dense) = crate::par::join(understand, || dense_of(embedded));
                 (query, prepared) = understood;
                 dense
             } else if embeds {
                 // The dense channel needs only the embedding: it is worked
                 // out while a helper thread may still be walking the graph.
-                let (understood, dense) = crate::par::join(understand, || {
-                    let embedded = embed(&text, None)?;
-                    let embedded = vectors.get_or_init(|| embedded);
-                    crate::deadline::check()?;
-                    Ok::<_, Error>(dense_of(embedded))
-                });
+                let (understood, dense) =
+                    crate::par::join(understand, || embedded_now().map(dense_of));
                 (query, prepared) = understood;
                 dense?
             } else {

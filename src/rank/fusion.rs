@@ -163,7 +163,10 @@ impl<'a> Channels<'a> {
             let parts = self.parts_of(unlisted, lexical, mode, cfg, false);
             self.upper_of(parts) - discount
         };
-        let cut = self.lexical_cut(&upper, floor, mode, cfg);
+        // The lexical part of a tool's score at a lexical score of 1: its
+        // weight (as `parts_of` weighs it in this mode).
+        let weight = self.parts_of(unlisted, 1.0, mode, cfg, false).lexical;
+        let cut = lexical_cut(&upper, weight, floor);
         for &idx in &self.touched {
             let lexical = self.lexical(idx);
             if lexical < cut || core.contains(idx) || self.graph.listed(idx) {
@@ -174,41 +177,6 @@ impl<'a> Channels<'a> {
             }
         }
         true
-    }
-
-    /// A lexical score below which `upper` (a tool's upper bound as a
-    /// function of its lexical score alone) stays under `floor`: the
-    /// lowest lexical score that can reach it, less a margin far wider
-    /// than float rounding; −∞ when that cannot be shown. Sound because
-    /// the bound only grows with the lexical score: the score is
-    /// multiplied by a weight that is not negative and added to the same
-    /// parts in the same order (see [`Self::upper_outside_shortlist`]).
-    fn lexical_cut(
-        &self,
-        upper: &dyn Fn(f32) -> f32,
-        floor: f32,
-        mode: Mode,
-        cfg: &RankConfig,
-    ) -> f32 {
-        let weight = match mode {
-            Mode::Joint => cfg.w_lexical * self.lexical_trust,
-            Mode::Lexical => 1.0,
-            Mode::Graph | Mode::Dense => 0.0,
-        };
-        let (at_zero, at_one) = (upper(0.0), upper(1.0));
-        // Lexical scores lie in [0, 1] (each BM25 over the best one).
-        if !(weight >= 0.0 && at_zero.is_finite() && at_one.is_finite()) {
-            return f32::NEG_INFINITY;
-        }
-        if at_one < floor {
-            return f32::INFINITY;
-        }
-        if weight == 0.0 || at_zero >= floor {
-            return f32::NEG_INFINITY;
-        }
-        // upper(x) = at_zero + weight·x, up to rounding.
-        let lowest = (floor - at_zero) / weight;
-        lowest - 1e-3 / weight - 1e-3
     }
 
     /// [`Self::upper_outside_shortlist`] of a tool's parts.
@@ -402,6 +370,30 @@ impl Parts {
     fn fused(self, dense: f32) -> f32 {
         self.graph + self.w_dense * dense + self.lexical + self.stated + self.named
     }
+}
+
+/// A lexical score below which `upper` (a tool's upper bound as a function
+/// of its lexical score alone, whose lexical part is `weight` times that
+/// score) stays under `floor`: the lowest lexical score that can reach it,
+/// less a margin far wider than float rounding; −∞ when that cannot be
+/// shown. Sound because the bound only grows with the lexical score: the
+/// score is multiplied by a weight that is not negative and added to the
+/// same parts in the same order (see [`Channels::upper_outside_shortlist`]).
+fn lexical_cut(upper: &dyn Fn(f32) -> f32, weight: f32, floor: f32) -> f32 {
+    let (at_zero, at_one) = (upper(0.0), upper(1.0));
+    // Lexical scores lie in [0, 1] (each BM25 over the best one).
+    if !(weight >= 0.0 && at_zero.is_finite() && at_one.is_finite()) {
+        return f32::NEG_INFINITY;
+    }
+    if at_one < floor {
+        return f32::INFINITY;
+    }
+    if weight == 0.0 || at_zero >= floor {
+        return f32::NEG_INFINITY;
+    }
+    // upper(x) = at_zero + weight·x, up to rounding.
+    let lowest = (floor - at_zero) / weight;
+    lowest - 1e-3 / weight - 1e-3
 }
 
 fn is_exact(mode: Mode, cfg: &RankConfig, exact: bool) -> bool {

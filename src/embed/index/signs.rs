@@ -83,7 +83,7 @@ impl VectorIndex {
     }
 
     /// Every accepted row whose sum reaches `threshold`, with its sum; the
-    /// rows in two halves on two threads, each a chunk at a time.
+    /// rows a chunk at a time, on two threads.
     fn reaching(
         &self,
         query: &QueryCodes,
@@ -92,8 +92,8 @@ impl VectorIndex {
     ) -> Vec<(i32, usize)> {
         let words = self.words();
         // Chunks go to whichever thread asks next: the helper may start
-        // late or share its core (with the request being parsed beside
-        // this pass), and a fixed half would leave this thread waiting.
+        // late or share its core (with the request parsed beside this
+        // pass), and a fixed half would leave this thread waiting.
         let chunks = self.len().div_ceil(PAR_ROWS);
         let next = AtomicUsize::new(0);
         let pass = || {
