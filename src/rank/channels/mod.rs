@@ -3,12 +3,13 @@
 
 use super::GraphPath;
 use crate::catalog::Catalog;
+use crate::catalog::paths::RunsByList;
 use crate::graph::Relation;
 use crate::model::{Mention, MentionKind, Provenance};
 use crate::scope::Scope;
 use crate::scratch;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 /// One tool's graph score for one query text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -161,6 +162,10 @@ struct Deferred<'a> {
     /// path reaches them) and, when a run left out reaches them, their
     /// own evidence.
     done: RefCell<HashMap<usize, Option<Done>>>,
+    /// Every run by its list, made when a score is first asked for.
+    by_list: OnceCell<RunsByList>,
+    /// The links of the tool being worked out (a buffer kept).
+    links: RefCell<Vec<(usize, bool)>>,
 }
 
 /// One mention's runs, as walked.
@@ -236,13 +241,19 @@ impl<'a> GraphScores<'a> {
         if let Some(done) = d.done.borrow().get(&idx) {
             return done.as_ref().map(|done| done.graph);
         }
-        let reached_later = d.scope.contains(idx)
-            && self
-                .runs
-                .iter()
-                .any(|r| r.deferred && r.list.links_of(idx).next().is_some());
+        let mut links = d.links.borrow_mut();
+        if d.scope.contains(idx) {
+            d.by_list
+                .get_or_init(|| RunsByList::new(self.runs.iter().map(|r| r.list)))
+                .links_of(d.catalog.paths(), idx, &mut links);
+        } else {
+            links.clear();
+        }
+        let reached_later = links
+            .iter()
+            .any(|&(run, _)| self.runs.get(run).is_some_and(|r| r.deferred));
         let done = if reached_later {
-            self.replay(d, idx)
+            self.replay(d, idx, &links)
         } else {
             self.walked(idx).map(|graph| Done {
                 graph,
@@ -255,22 +266,22 @@ impl<'a> GraphScores<'a> {
     }
 
     /// Tool `idx`'s score worked out over every run, left out or not, in
-    /// the walk's order: the walk's own steps for one tool.
-    fn replay(&self, d: &Deferred<'a>, idx: usize) -> Option<Done> {
+    /// the walk's order: the walk's own steps for one tool, over its
+    /// `links` (run number, extracted; in run order).
+    fn replay(&self, d: &Deferred<'a>, idx: usize, links: &[(usize, bool)]) -> Option<Done> {
         let mut slot = Slot::new(u32::try_from(idx).ok()?);
         let mut matched = Matched::default();
         let mut evidence = Vec::new();
+        let mut links = links.iter().copied().peekable();
         for g in &d.groups {
             let mut touched = false;
-            for id in g.runs.0..g.runs.1 {
-                let Some(run) = self.runs.get(id) else {
+            while let Some((id, extracted)) = links.next_if(|&(id, _)| id < g.runs.1) {
+                let Some(run) = self.runs.get(id).filter(|_| id >= g.runs.0) else {
                     continue;
                 };
                 let rival = run.relation == Relation::Rival;
-                for extracted in run.list.links_of(idx) {
-                    let path = PathId::new(id, extracted);
-                    touched |= slot.offer(&self.runs, path, run.weight, g.walked, rival);
-                }
+                let path = PathId::new(id, extracted);
+                touched |= slot.offer(&self.runs, path, run.weight, g.walked, rival);
             }
             if touched {
                 slot.settle(&self.runs, &mut matched, g.surface, g.stated, &mut evidence);

@@ -154,6 +154,8 @@ impl<'a> GraphScores<'a> {
             mentions,
             sources,
             done: RefCell::default(),
+            by_list: OnceCell::new(),
+            links: RefCell::default(),
         }
     }
 
