@@ -364,7 +364,9 @@ impl<'s> Run<'s> {
 /// of them are read from its own few lists at once. (At a million tools
 /// fusion asks this of several hundred tools per request; asking every run
 /// in turn, then every run again to replay the tool's score, was most of
-/// that time.)
+/// that time.) It holds no borrow of the paths (they are passed to
+/// [`Self::links_of`]): kept in a `OnceCell`, a borrow would make the
+/// ranking's channels invariant in their lifetime.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunsByList {
     /// List number → the runs walking it (their numbers, in order) with

@@ -164,8 +164,6 @@ struct Deferred<'a> {
     done: RefCell<HashMap<usize, Option<Done>>>,
     /// Every run by its list, made when a score is first asked for.
     by_list: OnceCell<RunsByList>,
-    /// The links of the tool being worked out (a buffer kept).
-    links: RefCell<Vec<(usize, bool)>>,
 }
 
 /// One mention's runs, as walked.
@@ -241,13 +239,11 @@ impl<'a> GraphScores<'a> {
         if let Some(done) = d.done.borrow().get(&idx) {
             return done.as_ref().map(|done| done.graph);
         }
-        let mut links = d.links.borrow_mut();
+        let mut links = Vec::new();
         if d.scope.contains(idx) {
             d.by_list
                 .get_or_init(|| RunsByList::new(self.runs.iter().map(|r| r.list)))
                 .links_of(d.catalog.paths(), idx, &mut links);
-        } else {
-            links.clear();
         }
         let reached_later = links
             .iter()

@@ -155,7 +155,6 @@ impl<'a> GraphScores<'a> {
             sources,
             done: RefCell::default(),
             by_list: OnceCell::new(),
-            links: RefCell::default(),
         }
     }
 
