@@ -196,30 +196,29 @@ impl Engine {
         self.publish(self.read_store()?, None)
     }
 
-    /// Everything a snapshot is built from, as the store holds it now.
-    /// The tools on one thread, the rest on another: at 100k tools each
-    /// side reads for tens of seconds on open.
+    /// Everything a snapshot is built from, as the store holds it now: the
+    /// tools and their links (the long read, itself on two threads for the
+    /// embedded store), the ontology beside them.
     fn read_store(&self) -> Result<StoreRead> {
         let store = self.store.as_ref();
-        std::thread::scope(|s| {
-            let tools = s.spawn(|| store.tools());
-            let (lexicon, facts, links, policy) = (
-                store.lexicon(),
-                store.ontology(),
-                store.links(),
-                store.policy(),
-            );
-            let tools = tools
+        let t = std::time::Instant::now();
+        let read = std::thread::scope(|s| {
+            let rest = s.spawn(|| Ok((store.lexicon()?, store.ontology()?, store.policy()?)));
+            let tools_and_links = store.tools_and_links();
+            let rest: Result<_> = rest
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let ((tools, links), (lexicon, facts, policy)) = (tools_and_links?, rest?);
             Ok(StoreRead {
-                tools: tools?,
-                lexicon: lexicon?,
-                facts: facts?,
-                links: links?,
-                policy: policy?,
+                tools,
+                lexicon,
+                facts,
+                links,
+                policy,
             })
-        })
+        });
+        tracing::debug!("snapshot: store read in {:?}", t.elapsed());
+        read
     }
 
     /// Builds and swaps in the snapshot of `read`: vectors synced (those
@@ -243,8 +242,10 @@ impl Engine {
                     shared: Some(&shared),
                     ahead,
                 };
+                let t = std::time::Instant::now();
                 let (vectors, report) =
                     sync_vectors(from, &tools, embedder.as_ref(), self.progress)?;
+                tracing::debug!("snapshot: vectors synced in {:?}", t.elapsed());
                 (Some(vectors), Some(report))
             }
             None => (None, None),
@@ -256,6 +257,7 @@ impl Engine {
             self.embedded
                 .fetch_add((r.embedded + unused) as u64, Ordering::Relaxed);
         }
+        let t = std::time::Instant::now();
         let catalog = Catalog::build(
             tools,
             lexicon,
@@ -264,6 +266,7 @@ impl Engine {
             vectors,
             self.rank.lexical_params,
         );
+        tracing::debug!("snapshot: catalog built in {:?}", t.elapsed());
         let policy = Policy::build(&catalog, &policy_facts);
         let snapshot = Arc::new(Snapshot { catalog, policy });
         *self

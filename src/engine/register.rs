@@ -86,11 +86,17 @@ impl Engine {
     ) -> Result<(LoadReport, Option<SyncReport>)> {
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let write = || {
+            let t = std::time::Instant::now();
             let report = if self.strict {
                 self.store.load(sources)?
             } else {
                 self.store.load_unchecked(sources)?
             };
+            tracing::debug!(
+                "load: {} sources written in {:?}",
+                sources.len(),
+                t.elapsed()
+            );
             Ok((report, self.read_store()?))
         };
         if let Some(ahead) = ahead {

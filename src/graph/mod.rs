@@ -200,6 +200,11 @@ pub trait GraphStore: Send + Sync + std::fmt::Debug {
     }
     /// Every tool with its constellation flattened.
     fn tools(&self) -> Result<Vec<Tool>>;
+    /// [`GraphStore::tools`] and [`GraphStore::links`] in one read (a
+    /// backend that reads both from the same rows reads them once).
+    fn tools_and_links(&self) -> Result<(Vec<Tool>, Vec<ToolLink>)> {
+        Ok((self.tools()?, self.links()?))
+    }
     /// Labels of verbs, entities and instances.
     fn lexicon(&self) -> Result<Vec<LexEntry>>;
     /// Nodes (minted verbs and terms) that only these sources declare:

@@ -546,6 +546,10 @@ impl GraphStore for Neo4jStore {
         self.read(GraphStore::tools)
     }
 
+    fn tools_and_links(&self) -> Result<(Vec<Tool>, Vec<ToolLink>)> {
+        self.read(GraphStore::tools_and_links)
+    }
+
     fn lexicon(&self) -> Result<Vec<LexEntry>> {
         self.read(GraphStore::lexicon)
     }
