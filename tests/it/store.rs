@@ -88,6 +88,34 @@ fn every_validation_rule_fires_on_its_fixture() {
             .iter()
             .any(|v| v.subject.ends_with("/tool/bad_entity") && v.rule == "tool_without_verb")
     );
+    // a brand: acted on, fine; a primary entity, not; a parameter's
+    // undefined entity is reported on the tool, naming the parameter
+    let entity = |subject: &str| -> Vec<&str> {
+        violations
+            .iter()
+            .filter(|v| v.rule == "undefined_entity" && v.subject.ends_with(subject))
+            .map(|v| v.message.as_str())
+            .collect()
+    };
+    assert!(entity("/tool/brand_acts").is_empty(), "{violations:#?}");
+    assert!(
+        entity("/tool/brand_primary")
+            .iter()
+            .any(|m| m.contains("tg:primaryEntity") && m.contains("/brand/Orphan")),
+        "{violations:#?}"
+    );
+    assert!(
+        entity("/tool/bad_param")
+            .iter()
+            .any(|m| m.contains("(parameter beast)") && m.contains("tg:paramEntity")),
+        "{violations:#?}"
+    );
+    assert!(
+        !violations
+            .iter()
+            .any(|v| v.rule == "duplicate_tool_name" && v.message.contains("\"brand_acts\"")),
+        "{violations:#?}"
+    );
     let agent: Vec<&str> = violations
         .iter()
         .filter(|v| v.rule == "agent_policy")

@@ -24,6 +24,7 @@ mod quads;
 mod reads;
 mod records;
 mod sparql;
+mod validate;
 
 use quads::{constellation_quads, parse_turtle};
 use sparql::{Rows, bind_values, collect_rows, parse_fixed, prepared, sparql_err};
@@ -37,70 +38,6 @@ const Q_TOOL_COUNT: &str = include_str!("../../../queries/tool_count.rq");
 
 #[cfg(feature = "neo4j")]
 pub(crate) use records::STATE_GRAPH;
-
-/// The seed constraints, one violation query each (`queries/validate/*.rq`).
-pub(crate) const VALIDATION_RULES: &[(&str, &str)] = &[
-    (
-        "tool_without_verb",
-        include_str!("../../../queries/validate/tool_without_verb.rq"),
-    ),
-    (
-        "tool_without_name",
-        include_str!("../../../queries/validate/tool_without_name.rq"),
-    ),
-    (
-        "tool_without_description",
-        include_str!("../../../queries/validate/tool_without_description.rq"),
-    ),
-    (
-        "undefined_verb",
-        include_str!("../../../queries/validate/undefined_verb.rq"),
-    ),
-    (
-        "undefined_entity",
-        include_str!("../../../queries/validate/undefined_entity.rq"),
-    ),
-    (
-        "undefined_dependency",
-        include_str!("../../../queries/validate/undefined_dependency.rq"),
-    ),
-    (
-        "dependency_cycle",
-        include_str!("../../../queries/validate/dependency_cycle.rq"),
-    ),
-    (
-        "duplicate_tool_name",
-        include_str!("../../../queries/validate/duplicate_tool_name.rq"),
-    ),
-    (
-        "label_missing",
-        include_str!("../../../queries/validate/label_missing.rq"),
-    ),
-    (
-        "broader_cycle",
-        include_str!("../../../queries/validate/broader_cycle.rq"),
-    ),
-    (
-        "instance_without_class",
-        include_str!("../../../queries/validate/instance_without_class.rq"),
-    ),
-    (
-        "undefined_profile_tool",
-        include_str!("../../../queries/validate/undefined_profile_tool.rq"),
-    ),
-    (
-        "undefined_policy_tool",
-        include_str!("../../../queries/validate/undefined_policy_tool.rq"),
-    ),
-    (
-        "undefined_policy_reference",
-        include_str!("../../../queries/validate/undefined_policy_reference.rq"),
-    ),
-    (
-        "agent_policy",
-        include_str!("../../../queries/validate/agent_policy.rq"),
-    ),
-];
 
 /// oxigraph-backed store.
 #[derive(Clone)]
@@ -257,27 +194,6 @@ impl OxigraphStore {
 
     fn select_fixed(&self, query: &str) -> Result<Rows> {
         self.select(parse_fixed(query)?)
-    }
-
-    fn violations_in(transaction: &Transaction<'_>) -> Result<Vec<Violation>> {
-        let mut out = Vec::new();
-        for (rule, text) in VALIDATION_RULES {
-            let results = prepared(parse_fixed(text)?)
-                .on_transaction(transaction)
-                .execute()
-                .map_err(sparql_err)?;
-            for row in collect_rows(results)? {
-                out.push(Violation {
-                    rule: (*rule).to_string(),
-                    subject: row.get("subject").cloned().unwrap_or_default(),
-                    message: row.get("message").cloned().unwrap_or_default(),
-                    location: None,
-                });
-            }
-        }
-        out.sort_by(|a, b| (&a.subject, &a.rule).cmp(&(&b.subject, &b.rule)));
-        out.dedup();
-        Ok(out)
     }
 }
 
@@ -565,6 +481,10 @@ impl GraphStore for OxigraphStore {
         self.read_tools()
     }
 
+    fn tools_and_links(&self) -> Result<(Vec<Tool>, Vec<ToolLink>)> {
+        self.read_catalog()
+    }
+
     fn lexicon(&self) -> Result<Vec<LexEntry>> {
         let mut out = Vec::new();
         for row in self.select_fixed(Q_LEXICON)? {
@@ -651,8 +571,7 @@ impl GraphStore for OxigraphStore {
     }
 
     fn validate(&self) -> Result<Vec<Violation>> {
-        let transaction = self.store.start_transaction().map_err(store_err)?;
-        Self::violations_in(&transaction)
+        self.violations_now()
     }
 
     fn policy(&self) -> Result<Vec<PolicyFact>> {
