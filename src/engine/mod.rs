@@ -57,7 +57,7 @@ use crate::policy::{Access, Policy};
 use crate::session::Sessions;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// What [`Engine::read_store`] reads.
@@ -99,6 +99,11 @@ pub struct Engine {
     /// Registrations run one at a time (each builds on the snapshot the
     /// previous one left).
     writer: Mutex<()>,
+    /// The snapshot was built from the store as it is now: false from a
+    /// store write until the snapshot after it is published (and after a
+    /// publish that failed), so that a load that changed nothing may skip
+    /// the read-back only when nothing else is pending.
+    current: AtomicBool,
     /// A registration's whole work, parsing to publishing, one at a time:
     /// each holds a copy of the lexicon, its index and the constellations
     /// it builds; eight at once took a server from 0.4 to 1.2 GB.
@@ -146,6 +151,7 @@ impl Engine {
             embedded: AtomicU64::new(0),
             queries: QueryCache::new(QUERY_CACHE),
             writer: Mutex::new(()),
+            current: AtomicBool::new(false),
             preparing: Mutex::new(()),
             limits: RwLock::new(Limits::default()),
             observer: RwLock::new(None),
@@ -189,6 +195,38 @@ impl Engine {
             self.refresh()?;
         }
         Ok(synced)
+    }
+
+    /// After a store write: whether the snapshot must be read back (not
+    /// when the write changed nothing and the snapshot is current; at 300k
+    /// tools the read-back costs 90 s, and a restart reloads the ontology
+    /// and seeds unchanged).
+    fn wrote(&self, report: &crate::graph::LoadReport) -> bool {
+        if report.unchanged && self.current.load(Ordering::Acquire) {
+            return false;
+        }
+        self.current.store(false, Ordering::Release);
+        true
+    }
+
+    /// What a load that changed nothing reports: every vector kept.
+    fn kept(&self) -> Option<SyncReport> {
+        let embedder = self.embedder.as_ref()?;
+        let total = self
+            .snapshot()
+            .catalog
+            .vectors()
+            .map_or(0, |v| v.hashes.len());
+        Some(SyncReport {
+            embedded: 0,
+            ahead: 0,
+            reused: total,
+            dropped: 0,
+            shared: 0,
+            total,
+            model_id: embedder.model_id().to_string(),
+            full_reindex: false,
+        })
     }
 
     /// Rebuilds the snapshot from the store; re-embeds only changed tools.
@@ -277,6 +315,7 @@ impl Engine {
             .last_sync
             .write()
             .unwrap_or_else(PoisonError::into_inner) = sync.clone();
+        self.current.store(true, Ordering::Release);
         let t = std::time::Instant::now();
         crate::alloc::release_freed();
         tracing::debug!("freed memory returned in {:?}", t.elapsed());

@@ -2,7 +2,7 @@
 //! refresh the snapshot (only changed tools are re-embedded); removal,
 //! reload from disk, and read-only SPARQL.
 
-use super::{Engine, LoadOutcome, Registration, ReloadReport};
+use super::{Engine, LoadOutcome, Registration, ReloadReport, StoreRead};
 use crate::constellation;
 use crate::embed::{Ahead, SyncReport, descriptor_text, embed_ahead};
 use crate::error::{Error, Result};
@@ -97,16 +97,25 @@ impl Engine {
                 sources.len(),
                 t.elapsed()
             );
-            Ok((report, self.read_store()?))
+            let read = if self.wrote(&report) {
+                Some(self.read_store()?)
+            } else {
+                None
+            };
+            Ok((report, read))
+        };
+        let publish = |read: Option<StoreRead>, ahead: Option<&Ahead>| match read {
+            Some(read) => self.publish(read, ahead),
+            None => Ok(self.kept()),
         };
         if let Some(ahead) = ahead {
             let (report, read) = write()?;
-            return Ok((report, self.publish(read, Some(&ahead))?));
+            return Ok((report, publish(read, Some(&ahead))?));
         }
         let texts = self.texts_ahead(sources);
         let Some(embedder) = self.embedder.as_deref().filter(|_| !texts.is_empty()) else {
             let (report, read) = write()?;
-            return Ok((report, self.publish(read, None)?));
+            return Ok((report, publish(read, None)?));
         };
         // The new tools' texts are known before the store has them: one
         // core embeds them while the other writes and reads back; the sync
@@ -119,7 +128,7 @@ impl Engine {
             (written, worker.join().unwrap_or_default())
         });
         let (report, read) = written?;
-        Ok((report, self.publish(read, Some(&ahead))?))
+        Ok((report, publish(read, Some(&ahead))?))
     }
 
     /// The texts of the tools `sources` describe that are not embedded yet,
@@ -290,6 +299,7 @@ impl Engine {
         }
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         self.store.unload(&names)?;
+        self.current.store(false, AtomicOrdering::Release);
         self.refresh()?;
         Ok(())
     }
@@ -352,6 +362,7 @@ impl Engine {
                 other => other,
             })?;
         drop(snap);
+        self.current.store(false, AtomicOrdering::Release);
         self.refresh()?;
         Ok(())
     }
@@ -383,7 +394,11 @@ impl Engine {
             check: self.strict,
             ..Default::default()
         })?;
-        let embeddings = self.refresh()?;
+        let embeddings = if self.wrote(&store) {
+            self.refresh()?
+        } else {
+            self.kept()
+        };
         Ok(ReloadReport {
             files: files.iter().map(|f| f.display().to_string()).collect(),
             removed: stale,
@@ -437,6 +452,7 @@ mod tests {
     use crate::engine::{Embeddings, EngineOptions};
     use crate::synth::{SynthOptions, from_ontology};
     use std::collections::HashMap;
+    use std::sync::Arc;
 
     /// What a registration embeds ahead is what the sync then needs: a
     /// tool one source describes reads back with the name, texts and
@@ -495,5 +511,38 @@ mod tests {
             read.values()
                 .any(|t| t.contains("Parameters: zeta: last; alpha"))
         );
+    }
+
+    /// A load that changes nothing leaves the snapshot as it was (no
+    /// read-back); one after a store write whose snapshot was never
+    /// published reads the store back all the same.
+    #[test]
+    fn an_unchanged_load_keeps_the_snapshot_unless_one_is_pending() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let engine = Engine::open(EngineOptions::memory(Embeddings::Custom(Arc::new(
+            crate::embed::HashEmbedder::new(),
+        ))))
+        .unwrap();
+        let ontology = [root.join("ontology"), root.join("seeds")];
+        let first = engine.load_paths(&ontology, None).unwrap();
+        assert!(!first.store.unchanged);
+        let built = engine.snapshot();
+        let again = engine.load_paths(&ontology, None).unwrap();
+        assert!(again.store.unchanged, "{:?}", again.store);
+        assert!(Arc::ptr_eq(&built, &engine.snapshot()), "read back again");
+        let sync = again.embeddings.expect("a sync report");
+        assert_eq!((sync.embedded, sync.reused), (0, sync.total), "{sync:?}");
+        assert!(
+            sync.total > 0 && sync.total == engine.catalog_size(),
+            "{sync:?}"
+        );
+        let reloaded = engine.reload(&ontology).unwrap();
+        assert!(reloaded.store.unchanged);
+        assert!(Arc::ptr_eq(&built, &engine.snapshot()));
+        // a write whose snapshot is pending (as after a failed publish)
+        engine.current.store(false, AtomicOrdering::Release);
+        engine.load_paths(&ontology, None).unwrap();
+        assert!(!Arc::ptr_eq(&built, &engine.snapshot()), "not read back");
+        assert!(engine.current.load(AtomicOrdering::Acquire));
     }
 }

@@ -55,6 +55,10 @@ pub struct LoadReport {
     pub quads_before: usize,
     pub quads_after: usize,
     pub tools: usize,
+    /// Every source was already there with this content: nothing was
+    /// written (a restart reloading the ontology and seeds).
+    #[serde(default)]
+    pub unchanged: bool,
 }
 
 /// How a request node reached a tool in the graph.

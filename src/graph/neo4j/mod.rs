@@ -240,6 +240,7 @@ impl Neo4jStore {
                 quads_before: before,
                 quads_after: after,
                 tools,
+                unchanged: false,
             })
         })?;
         let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();

@@ -231,6 +231,7 @@ impl OxigraphStore {
             quads_before,
             quads_after: self.len()?,
             tools: self.tool_count()?,
+            unchanged: false,
         }))
     }
 
@@ -349,6 +350,7 @@ impl GraphStore for OxigraphStore {
                 quads_before,
                 quads_after: quads_before,
                 tools: self.tool_count()?,
+                unchanged: true,
             });
         }
         if let Some(report) = self.try_bulk(change, &fresh, quads_before)? {
@@ -411,6 +413,7 @@ impl GraphStore for OxigraphStore {
             quads_before,
             quads_after: self.len()?,
             tools: self.tool_count()?,
+            unchanged: false,
         })
     }
 
