@@ -23,9 +23,9 @@ export TOOLGRAPH_PERF_DIR="${TOOLGRAPH_PERF_DIR:-$HOME/.cache/toolgraph/perf}"
 export TOOLGRAPH_PERF_SIZES="${TOOLGRAPH_PERF_SIZES:-1000,10000,100000}"
 # The million-tool catalog (benches/perf/million.rs: stand-in tool vectors,
 # the real model on every query): registered once into the perf directory
-# (about 30 min the first time on an idle machine; each 100k chunk costs more than the one
-# before, since a load reads the whole store back: 177, 321, 471 s for the first three beside
-# the test suite), then opened and searched on every run.
+# (the first time about an hour on an idle machine: each 100k chunk costs more than the one
+# before, since a load still reads the whole store back: 104, 177, 219 s for the first three),
+# then opened and searched on every run.
 # TOOLGRAPH_PERF_MILLION=0 leaves it out (its keys are then null); =quick measures its cold
 # latency and recall alone (a diagnostic: no warm runs, no memory).
 export TOOLGRAPH_PERF_MILLION="${TOOLGRAPH_PERF_MILLION:-1}"
