@@ -230,7 +230,10 @@ impl Engine {
     }
 
     /// Rebuilds the snapshot from the store; re-embeds only changed tools.
+    /// Until it is published the snapshot is not current (a refresh that
+    /// fails leaves it so).
     pub fn refresh(&self) -> Result<Option<SyncReport>> {
+        self.current.store(false, Ordering::Release);
         self.publish(self.read_store()?, None)
     }
 

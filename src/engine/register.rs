@@ -299,7 +299,6 @@ impl Engine {
         }
         let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         self.store.unload(&names)?;
-        self.current.store(false, AtomicOrdering::Release);
         self.refresh()?;
         Ok(())
     }
@@ -362,7 +361,6 @@ impl Engine {
                 other => other,
             })?;
         drop(snap);
-        self.current.store(false, AtomicOrdering::Release);
         self.refresh()?;
         Ok(())
     }

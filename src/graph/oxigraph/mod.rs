@@ -481,7 +481,7 @@ impl GraphStore for OxigraphStore {
     }
 
     fn tools(&self) -> Result<Vec<Tool>> {
-        self.read_tools()
+        Ok(self.read_catalog()?.0)
     }
 
     fn tools_and_links(&self) -> Result<(Vec<Tool>, Vec<ToolLink>)> {
@@ -544,7 +544,7 @@ impl GraphStore for OxigraphStore {
     }
 
     fn links(&self) -> Result<Vec<ToolLink>> {
-        self.read_links()
+        Ok(self.read_catalog()?.1)
     }
 
     fn constellation(&self, tool_iri: &str) -> Result<Vec<String>> {

@@ -77,18 +77,10 @@ impl OxigraphStore {
     // in (which differs between backends, and between two parses of the same
     // Turtle): a tool two sources describe gets the same description, links
     // and parameters on every store, so the same embedding text and ranking.
-    pub(super) fn read_tools(&self) -> Result<Vec<Tool>> {
-        Ok(self.read_catalog()?.0)
-    }
-
-    pub(super) fn read_links(&self) -> Result<Vec<ToolLink>> {
-        Ok(self.read_catalog()?.1)
-    }
-
     /// The tools and the links the graph channel walks, from one set of
     /// scans on two threads: the tools' own facts and parameters on one,
     /// the link relations on the other. (Read apart, the link scans ran
-    /// twice: at 300k tools the tools took 158 s and the links another
+    /// twice: at 300k tools the tools took 157 s and the links another
     /// 58 s, one thread each.)
     pub(super) fn read_catalog(&self) -> Result<(Vec<Tool>, Vec<ToolLink>)> {
         let (own, linked) = std::thread::scope(|s| {
@@ -122,6 +114,9 @@ impl OxigraphStore {
     /// strongest relation first, curated before extracted, then by
     /// target), and the qualified dependencies.
     fn link_rows(&self) -> Result<(Vec<LinkRow>, Qualified)> {
+        // Which subjects are tools, read on this thread too (a few seconds
+        // at 300k): the rows are filtered as they are scanned, not held
+        // for every subject until the other thread's tools are known.
         let mut tools: HashSet<Arc<str>> = HashSet::new();
         self.scan(vocab::RDF_TYPE, Some(tg::TOOL), |iri, _, _| {
             tools.insert(iri.into());

@@ -92,13 +92,7 @@ impl OxigraphStore {
         use rayon::prelude::*;
         let per_rule = VALIDATION_RULES
             .par_iter()
-            .map(|(rule, text)| {
-                let results = prepared(parse_fixed(text)?)
-                    .on_store(&self.store)
-                    .execute()
-                    .map_err(sparql_err)?;
-                Ok(violations(rule, collect_rows(results)?))
-            })
+            .map(|(rule, text)| Ok(violations(rule, self.select_fixed(text)?)))
             .collect::<Result<Vec<_>>>()?;
         Ok(sorted(per_rule.into_iter().flatten().collect()))
     }
