@@ -724,7 +724,30 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
     assert_eq!(db.cypher_count(tool_nodes, none.clone()), left);
     assert!(db.cypher_count(literals, none.clone()) < before);
     let orphans = "MATCH (n:Resource) WHERE NOT (n)--() AND n.lit_p IS NULL RETURN count(n) AS n";
-    assert_eq!(db.cypher_count(orphans, none), 0);
+    assert_eq!(db.cypher_count(orphans, none.clone()), 0);
+    // Resources new to the catalog are created without a lookup: loading
+    // the source again (its tools new, their entities not) and a resource
+    // new with two types leave one node per resource, with every label.
+    store.load(&seeds()).unwrap();
+    assert_eq!(db.cypher_count(tool_nodes, none.clone()), tools.len() as u64);
+    let twice = "urn:toolgraph:test:twice";
+    let text = format!(
+        "@prefix tg: <{}> .\n<{twice}> a tg:Entity, tg:Instance .",
+        toolgraph::vocab::TG
+    );
+    store
+        .load_unchecked(&[Source {
+            name: "twice.ttl".into(),
+            data: SourceData::Turtle(text),
+        }])
+        .unwrap();
+    let iri = serde_json::json!({ "iri": twice });
+    for label in ["Resource", "Entity", "Instance"] {
+        let q = format!("MATCH (n:{label} {{iri: $iri}}) RETURN count(n) AS n");
+        assert_eq!(db.cypher_count(&q, iri.clone()), 1, "{label}");
+    }
+    let doubled = "MATCH (n:Resource) WITH n.iri AS iri, count(n) AS c WHERE c > 1 RETURN count(iri) AS n";
+    assert_eq!(db.cypher_count(doubled, none), 0, "one node per resource");
 }
 
 #[test]

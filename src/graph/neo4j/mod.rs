@@ -32,6 +32,8 @@
 //! blocking-pool thread, the CLI, a test).
 
 mod codec;
+mod diff;
+mod mutate;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -43,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
 use codec::{Object, Statement, decode};
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query};
-use oxigraph::model::{GraphName, NamedNode, Quad};
+use oxigraph::model::{GraphName, Quad};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, PoisonError, RwLock};
 
@@ -58,6 +60,7 @@ const Q_LITERALS: &str = include_str!("../../../queries/cypher/literals.cypher")
 const Q_LEGACY_LITERALS: &str =
     include_str!("../../../queries/cypher/delete_legacy_literals.cypher");
 const Q_LABEL: &str = include_str!("../../../queries/cypher/label.cypher");
+const Q_LABEL_NEW: &str = include_str!("../../../queries/cypher/create_labelled.cypher");
 const Q_UNLABEL: &str = include_str!("../../../queries/cypher/unlabel.cypher");
 const Q_ORPHANS: &str = include_str!("../../../queries/cypher/delete_orphans.cypher");
 const Q_TOOL_VECTORS: &str = include_str!("../../../queries/cypher/tool_vectors.cypher");
@@ -436,88 +439,6 @@ impl Neo4jStore {
         Err(Error::Conflict(
             "the graph server's catalog kept changing while it was read; try again".into(),
         ))
-    }
-
-    /// Applies a change to the mirror, then its difference to the server.
-    ///
-    /// A change says what a source (or a record) is to be, so when another
-    /// replica wrote in between (a version conflict, or the server refusing
-    /// a concurrent commit) it is applied again on the catalog as it now
-    /// is, a few times, before the conflict is reported.
-    ///
-    /// `graphs`: the named graphs the change can write (`None`: any); only
-    /// their statements are compared before and after, so a write costs
-    /// the size of what it touches, not of the catalog.
-    fn mutate<T>(
-        &self,
-        graphs: Option<&[NamedNode]>,
-        f: impl Fn(&OxigraphStore) -> Result<T>,
-    ) -> Result<T> {
-        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut attempt = 0;
-        loop {
-            match self.mutate_once(graphs, &f) {
-                Err(Error::Conflict(why)) if attempt < CONFLICT_RETRIES => {
-                    attempt += 1;
-                    tracing::info!(attempt, %why, "another replica wrote at the same time; applying the change again");
-                    std::thread::sleep(std::time::Duration::from_millis(20 << attempt.min(5)));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn mutate_once<T>(
-        &self,
-        graphs: Option<&[NamedNode]>,
-        f: &impl Fn(&OxigraphStore) -> Result<T>,
-    ) -> Result<T> {
-        self.catch_up()?;
-        let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
-        let before: Option<HashSet<Quad>> = match graphs {
-            Some(g) => Some(mirror.store.quads_in(g)?.into_iter().collect()),
-            None => None,
-        };
-        // A refused change rolls itself back in the mirror (one oxigraph
-        // transaction) and never reaches the server.
-        let out = f(&mirror.store)?;
-        let (removed, added): (Vec<Quad>, Vec<Quad>) = match (graphs, &before) {
-            (Some(g), Some(before)) => {
-                let now: HashSet<Quad> = mirror.store.quads_in(g)?.into_iter().collect();
-                (
-                    before.difference(&now).cloned().collect(),
-                    now.difference(before).cloned().collect(),
-                )
-            }
-            _ => {
-                let now: HashSet<Quad> = mirror.store.all_quads()?.into_iter().collect();
-                (
-                    mirror.quads.difference(&now).cloned().collect(),
-                    now.difference(&mirror.quads).cloned().collect(),
-                )
-            }
-        };
-        if removed.is_empty() && added.is_empty() {
-            return Ok(out);
-        }
-        match self.write(&removed, &added, mirror.version, &mirror.store) {
-            Ok(version) => {
-                for q in &removed {
-                    mirror.quads.remove(q);
-                }
-                mirror.quads.extend(added);
-                mirror.version = version;
-                Ok(out)
-            }
-            Err(e) => {
-                // The server is as it was; so must the mirror be.
-                drop(mirror);
-                if let Err(reload) = self.reload() {
-                    tracing::error!(error = %reload, "cannot re-read the graph server after a failed write");
-                }
-                Err(e)
-            }
-        }
     }
 
     fn read<T>(&self, f: impl FnOnce(&OxigraphStore) -> Result<T>) -> Result<T> {

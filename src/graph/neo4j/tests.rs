@@ -189,3 +189,44 @@ fn bolt_json(v: &BoltType) -> serde_json::Value {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_resource_is_new_only_when_no_statement_named_it_before() {
+    use crate::graph::{GraphStore, Source, SourceData};
+    let store = OxigraphStore::memory().unwrap();
+    let turtle = |name: &str, text: &str| Source {
+        name: name.into(),
+        data: SourceData::Turtle(format!("@prefix tg: <{}> .\n{text}", vocab::TG)),
+    };
+    let first = [turtle(
+        "a.ttl",
+        "<urn:t:old> a tg:Tool . <urn:t:user> tg:dependsOn <urn:t:named> .",
+    )];
+    store.load_unchecked(&first).unwrap();
+    let second = [turtle(
+        "b.ttl",
+        "<urn:t:new> a tg:Tool ; tg:dependsOn <urn:t:old> .
+         <urn:t:old> a tg:Entity .
+         <urn:t:named> a tg:Tool .
+         _:p a tg:Parameter .",
+    )];
+    let change = crate::graph::Change {
+        load: &second,
+        unload: &[],
+        remove_tools: &[],
+        check: false,
+    };
+    let graphs = OxigraphStore::graphs_written(&change).unwrap().unwrap();
+    let before = store.quads_in(&graphs).unwrap();
+    store.load_unchecked(&second).unwrap();
+    let difference = diff::in_graphs(&store, &graphs, before).unwrap();
+    assert!(difference.removed.is_empty());
+    assert_eq!(difference.added.len(), 5, "{:?}", difference.added);
+    let mut new: Vec<&str> = difference.new_typed.iter().map(String::as_str).collect();
+    new.sort_unstable();
+    // The old tool (a subject before) and the named one (an object before)
+    // have nodes on the server already; the blank parameter is new.
+    assert_eq!(new.len(), 2, "{new:?}");
+    assert_eq!(new[1], "urn:t:new");
+    assert!(new[0].starts_with("_:"), "{new:?}");
+}

@@ -13,29 +13,31 @@ use super::codec::{
     LABELS, Object, Statement, SubjectWrite, encode, encode_unkeyed, parse_node, subject_batches,
     subject_rows,
 };
+use super::diff::Difference;
 use super::{
-    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_DELETE, Q_LABEL, Q_LEGACY_LITERALS,
-    Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
+    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_DELETE, Q_LABEL, Q_LABEL_NEW,
+    Q_LEGACY_LITERALS, Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
 use crate::graph::oxigraph::OxigraphStore;
 use neo4rs::Query;
 use oxigraph::model::{Quad, Term};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 impl Neo4jStore {
     /// Writes a difference in one transaction with the version check;
     /// `now` is the mirror with the difference applied.
     pub(super) fn write(
         &self,
-        removed: &[Quad],
-        added: &[Quad],
+        difference: &Difference,
         expected: i64,
         now: &OxigraphStore,
     ) -> Result<i64> {
-        let removed: Vec<Statement> = removed.iter().map(encode).collect::<Result<_>>()?;
-        let added: Vec<Statement> = added.iter().map(encode).collect::<Result<_>>()?;
-        let queries = difference_queries(&removed, &added);
+        let encoded =
+            |quads: &[Quad]| -> Result<Vec<Statement>> { quads.iter().map(encode).collect() };
+        let removed = encoded(&difference.removed)?;
+        let added = encoded(&difference.added)?;
+        let queries = difference_queries(&removed, &added, &difference.new_typed);
         self.transact(queries, expected, now)
     }
 
@@ -147,7 +149,9 @@ impl Neo4jStore {
                         return Err(e);
                     }
                 }
+                let t = std::time::Instant::now();
                 txn.commit().await?;
+                tracing::debug!("bolt: committed in {:?}", t.elapsed());
                 Ok(Ok(Some(version)))
             });
             // Ended early: the builder's next send fails and it stops.
@@ -203,7 +207,11 @@ fn literals_of(now: &OxigraphStore, subject: &str) -> Result<Vec<Statement>> {
 /// The statements of a difference as queries: deletes, the labels of the
 /// resources that gained a type, creates by relationship type, the labels
 /// of those that lost one, orphans among the ends of removed statements.
-fn difference_queries<'a>(removed: &'a [Statement], added: &'a [Statement]) -> Vec<Pending<'a>> {
+fn difference_queries<'a>(
+    removed: &'a [Statement],
+    added: &'a [Statement],
+    new_typed: &HashSet<String>,
+) -> Vec<Pending<'a>> {
     let mut queries: Vec<Pending<'a>> = Vec::new();
     // Literal statements are their subject's properties, written again below.
     let removed_keys: Vec<String> = removed
@@ -233,17 +241,29 @@ fn difference_queries<'a>(removed: &'a [Statement], added: &'a [Statement]) -> V
             }
         }
     }
-    let label_queries = |gained: bool, queries: &mut Vec<Pending<'a>>| {
-        let text = if gained { Q_LABEL } else { Q_UNLABEL };
+    // A resource new to the catalog is created with its first label (no
+    // lookup); one with a second type gets that label as any other.
+    let mut uncreated: HashSet<&str> = new_typed.iter().map(String::as_str).collect();
+    let mut label_queries = |gained: bool, queries: &mut Vec<Pending<'a>>| {
         for (class, label) in LABELS {
             let Some(iris) = typed.get(&(*class, gained)) else {
                 continue;
             };
-            let iris: Vec<String> = iris.iter().map(|s| (*s).to_string()).collect();
-            for chunk in iris.chunks(BATCH) {
-                let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
-                let q = if gained { q } else { q.param("class", *class) };
-                queries.push(Pending::Ready(q.param("iris", chunk.to_vec())));
+            let (new, known): (Vec<&str>, Vec<&str>) = if gained {
+                iris.iter().partition(|iri| uncreated.remove(**iri))
+            } else {
+                (Vec::new(), iris.iter().copied().collect())
+            };
+            for (text, iris) in [
+                (Q_LABEL_NEW, new),
+                (if gained { Q_LABEL } else { Q_UNLABEL }, known),
+            ] {
+                let iris: Vec<String> = iris.into_iter().map(str::to_string).collect();
+                for chunk in iris.chunks(BATCH) {
+                    let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
+                    let q = if gained { q } else { q.param("class", *class) };
+                    queries.push(Pending::Ready(q.param("iris", chunk.to_vec())));
+                }
             }
         }
     };

@@ -4,7 +4,8 @@
 use super::{META_GRAPH, OxigraphStore, extracted_graph, nn, source_graph, store_err};
 use crate::error::Result;
 use crate::graph::Change;
-use oxigraph::model::{NamedNode, NamedOrBlankNode, Quad};
+use oxigraph::model::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
+use std::collections::HashSet;
 
 impl OxigraphStore {
     /// The named graphs `apply(change)` can write: each loaded or unloaded
@@ -50,5 +51,27 @@ impl OxigraphStore {
             .quads_for_pattern(Some(subject.as_ref()), None, None, None)
             .map(|q| q.map_err(store_err))
             .collect()
+    }
+
+    /// Whether every quad that names `node`, as subject or as object, is in
+    /// one of `graphs`.
+    pub(crate) fn named_only_in(
+        &self,
+        node: &NamedOrBlankNode,
+        graphs: &HashSet<GraphName>,
+    ) -> Result<bool> {
+        let object: Term = node.clone().into();
+        let about = self
+            .store
+            .quads_for_pattern(Some(node.as_ref()), None, None, None);
+        let to = self
+            .store
+            .quads_for_pattern(None, None, Some(object.as_ref()), None);
+        for q in about.chain(to) {
+            if !graphs.contains(&q.map_err(store_err)?.graph_name) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
