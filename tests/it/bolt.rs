@@ -729,7 +729,10 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
     // the source again (its tools new, their entities not) and a resource
     // new with two types leave one node per resource, with every label.
     store.load(&seeds()).unwrap();
-    assert_eq!(db.cypher_count(tool_nodes, none.clone()), tools.len() as u64);
+    assert_eq!(
+        db.cypher_count(tool_nodes, none.clone()),
+        tools.len() as u64
+    );
     let twice = "urn:toolgraph:test:twice";
     let text = format!(
         "@prefix tg: <{}> .\n<{twice}> a tg:Entity, tg:Instance .",
@@ -746,7 +749,8 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
         let q = format!("MATCH (n:{label} {{iri: $iri}}) RETURN count(n) AS n");
         assert_eq!(db.cypher_count(&q, iri.clone()), 1, "{label}");
     }
-    let doubled = "MATCH (n:Resource) WITH n.iri AS iri, count(n) AS c WHERE c > 1 RETURN count(iri) AS n";
+    let doubled =
+        "MATCH (n:Resource) WITH n.iri AS iri, count(n) AS c WHERE c > 1 RETURN count(iri) AS n";
     assert_eq!(db.cypher_count(doubled, none), 0, "one node per resource");
 }
 
