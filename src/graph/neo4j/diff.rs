@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use std::collections::HashSet;
 
 /// A change's difference.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Difference {
     pub removed: Vec<Quad>,
     pub added: Vec<Quad>,

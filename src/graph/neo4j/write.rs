@@ -241,39 +241,41 @@ fn difference_queries<'a>(
             }
         }
     }
+    let label_query = |text: &str, label: &str, class: Option<&str>, iris: Vec<&str>| {
+        let iris: Vec<String> = iris.into_iter().map(str::to_string).collect();
+        iris.chunks(BATCH)
+            .map(|chunk| {
+                let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
+                let q = match class {
+                    Some(class) => q.param("class", class),
+                    None => q,
+                };
+                Pending::Ready(q.param("iris", chunk.to_vec()))
+            })
+            .collect::<Vec<_>>()
+    };
     // A resource new to the catalog is created with its first label (no
     // lookup); one with a second type gets that label as any other.
     let mut uncreated: HashSet<&str> = new_typed.iter().map(String::as_str).collect();
-    let mut label_queries = |gained: bool, queries: &mut Vec<Pending<'a>>| {
-        for (class, label) in LABELS {
-            let Some(iris) = typed.get(&(*class, gained)) else {
-                continue;
-            };
-            let (new, known): (Vec<&str>, Vec<&str>) = if gained {
-                iris.iter().partition(|iri| uncreated.remove(**iri))
-            } else {
-                (Vec::new(), iris.iter().copied().collect())
-            };
-            for (text, iris) in [
-                (Q_LABEL_NEW, new),
-                (if gained { Q_LABEL } else { Q_UNLABEL }, known),
-            ] {
-                let iris: Vec<String> = iris.into_iter().map(str::to_string).collect();
-                for chunk in iris.chunks(BATCH) {
-                    let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
-                    let q = if gained { q } else { q.param("class", *class) };
-                    queries.push(Pending::Ready(q.param("iris", chunk.to_vec())));
-                }
-            }
+    for (class, label) in LABELS {
+        if let Some(iris) = typed.get(&(*class, true)) {
+            let (new, known): (Vec<&str>, Vec<&str>) =
+                iris.iter().partition(|iri| uncreated.remove(**iri));
+            queries.extend(label_query(Q_LABEL_NEW, label, None, new));
+            queries.extend(label_query(Q_LABEL, label, None, known));
         }
-    };
-    label_queries(true, &mut queries);
+    }
     queries.extend(
         subject_batches(removed, added, BATCH)
             .into_iter()
             .map(Pending::Subjects),
     );
-    label_queries(false, &mut queries);
+    for (class, label) in LABELS {
+        if let Some(iris) = typed.get(&(*class, false)) {
+            let iris = iris.iter().copied().collect();
+            queries.extend(label_query(Q_UNLABEL, label, Some(class), iris));
+        }
+    }
     // Orphans can only be among the ends of removed statements.
     let ends: Vec<String> = removed
         .iter()
