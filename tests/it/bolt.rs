@@ -701,6 +701,12 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
     assert!(db.cypher_count(broader, none.clone()) > 0);
     let deps = "MATCH (:Tool)-[r:DEPENDS_ON]->(:Tool) RETURN count(r) AS n";
     assert!(db.cypher_count(deps, none.clone()) >= 3);
+    // A listed type names its predicate: only a STATEMENT keeps `p`.
+    let typed_with_p = "MATCH ()-[r]->() WHERE r.k IS NOT NULL AND r.p IS NOT NULL \
+                        AND type(r) <> 'STATEMENT' RETURN count(r) AS n";
+    assert_eq!(db.cypher_count(typed_with_p, none.clone()), 0);
+    let statement_without_p = "MATCH ()-[r:STATEMENT]->() WHERE r.p IS NULL RETURN count(r) AS n";
+    assert_eq!(db.cypher_count(statement_without_p, none.clone()), 0);
     // Literal statements are their node's properties: a readable copy of
     // each listed predicate, and the exact statements as parallel lists.
     let readable = "MATCH (t:Tool) WHERE t.name IS NOT NULL AND t.description IS NOT NULL \

@@ -3,10 +3,13 @@
 //!
 //! On the server the catalog is a labelled property graph: every RDF
 //! statement whose object is a resource is a relationship
-//! `(:Resource {iri})-[:PERFORMS {k, p, g}]->(:Resource)` whose type mirrors
+//! `(:Resource {iri})-[:PERFORMS {k, g}]->(:Resource)` whose type mirrors
 //! the predicate (`PERFORMS`, `ACTS_ON`, `BROADER`, `DEPENDS_ON`, `TYPE`…;
-//! `STATEMENT` for predicates outside the closed list below), `p` the
-//! predicate IRI, `g` the source graph and `k` a key of the statement; a
+//! `STATEMENT` for predicates outside the closed list below, with the
+//! predicate IRI in `p`), `g` the source graph and `k` a key of the
+//! statement (a listed type keeps no `p` since 2026-12: one property fewer
+//! on 1.6M relationships at 100k tools; what was written before still
+//! reads); a
 //! node's literal statements are its properties: the exact statements as
 //! parallel lists `lit_p`, `lit_g`, `lit_v`, `lit_dt`, `lit_lang`, and a
 //! readable copy of each listed predicate's value (`name`, `description`,
@@ -56,6 +59,8 @@ const Q_STATEMENTS: &str = include_str!("../../../queries/cypher/statements.cyph
 const Q_DELETE: &str = include_str!("../../../queries/cypher/delete_statements.cypher");
 const Q_CREATE: &str = include_str!("../../../queries/cypher/create_statements.cypher");
 const Q_CREATE_LINK: &str = include_str!("../../../queries/cypher/create_link_clause.cypher");
+const Q_CREATE_STATEMENT: &str =
+    include_str!("../../../queries/cypher/create_statement_clause.cypher");
 const Q_LITERALS: &str = include_str!("../../../queries/cypher/literals.cypher");
 const Q_LEGACY_LITERALS: &str =
     include_str!("../../../queries/cypher/delete_legacy_literals.cypher");
@@ -320,22 +325,36 @@ impl Neo4jStore {
     fn statements(&self) -> Result<(Vec<Statement>, usize)> {
         let rows = self.fetch(
             neo4rs::query(&cypher(Q_STATEMENTS)),
-            &["s", "p", "g", "o", "v", "dt", "lang"],
+            &["s", "p", "t", "g", "o", "v", "dt", "lang"],
         )?;
         let mut out = Vec::with_capacity(rows.len());
         let mut legacy = 0;
         for mut r in rows {
             let take = |r: &mut Vec<Option<String>>, i: usize| r[i].take().unwrap_or_default();
-            let (s, p, g) = (take(&mut r, 0), take(&mut r, 1), take(&mut r, 2));
-            let object = match r[3].take() {
+            let s = take(&mut r, 0);
+            // A listed type names its predicate (`p` kept only on a
+            // STATEMENT, and by toolgraph before 2026-12).
+            let p = match r[1].take() {
+                Some(p) => p,
+                None => {
+                    let t = take(&mut r, 2);
+                    codec::predicate_of(&t).map(str::to_string).ok_or_else(|| {
+                        Error::store_msg(format!(
+                            "a `{t}` relationship from `{s}` on the graph server has no predicate `p`"
+                        ))
+                    })?
+                }
+            };
+            let g = take(&mut r, 3);
+            let object = match r[4].take() {
                 Some(o) => Object::Resource(o),
                 // A literal node an earlier toolgraph wrote (moved at connect).
                 None => {
                     legacy += 1;
                     Object::Literal {
-                        value: take(&mut r, 4),
-                        dt: take(&mut r, 5),
-                        lang: take(&mut r, 6),
+                        value: take(&mut r, 5),
+                        dt: take(&mut r, 6),
+                        lang: take(&mut r, 7),
                     }
                 }
             };

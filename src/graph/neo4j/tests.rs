@@ -58,11 +58,22 @@ fn statements_round_trip_through_their_server_form() {
     for q in &quads {
         let st = encode(q).unwrap();
         assert_eq!(&decode(&st).unwrap(), q);
-        assert_eq!(st.k, key(q));
-        assert_eq!(st.k.len(), 32);
+        if matches!(q.object, Term::Literal(_)) {
+            // A property of its subject: no key is kept.
+            assert!(st.k.is_empty(), "{q}");
+        } else {
+            assert_eq!(st.k, key(q));
+            assert_eq!(st.k.len(), 32);
+        }
     }
     assert_eq!(rel_type(tg::PERFORMS), "PERFORMS");
     assert_eq!(rel_type("urn:x:other"), OTHER_PREDICATE);
+    // Every listed type names its predicate back (the read needs no `p`).
+    for (p, t) in REL_TYPES {
+        assert_eq!(predicate_of(t), Some(*p));
+    }
+    assert_eq!(predicate_of(OTHER_PREDICATE), None);
+    assert_eq!(predicate_of("UNKNOWN"), None);
 }
 
 #[test]
@@ -95,6 +106,7 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
             Literal::new_simple_literal("x").into(),
         ),
         quad(&other, tg::PERFORMS, verb.clone().into()),
+        quad(&tool, "urn:x:link", other.clone().into()),
     ];
     let removed = [quad(
         &other,
@@ -103,11 +115,11 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     )];
     let added: Vec<Statement> = added.iter().map(|q| encode(q).unwrap()).collect();
     let removed: Vec<Statement> = removed.iter().map(|q| encode(q).unwrap()).collect();
-    // Both subjects fit in one batch of 5: one row each.
-    let batches = subject_batches(&removed, &added, 5);
+    // Both subjects fit in one batch of 6: one row each.
+    let batches = subject_batches(&removed, &added, 6);
     assert_eq!(batches.len(), 1);
     let a = &batches[0][0];
-    assert_eq!((a.s, a.links.len()), ("urn:t:a", 1));
+    assert_eq!((a.s, a.links.len()), ("urn:t:a", 2));
     assert_eq!(a.literals, Some(Default::default()), "its literals changed");
     let b = &batches[0][1];
     assert_eq!(
@@ -124,8 +136,18 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     };
     let batch = subject_rows(&batches[0], now).unwrap();
     assert_eq!(batch.rows.len(), 2, "one row per subject");
-    assert_eq!(batch.lists, [("R_PERFORMS".to_string(), "PERFORMS")]);
-    assert_eq!(batch.objects, ["urn:v:book"], "one lookup for both links");
+    assert_eq!(
+        batch.lists,
+        [
+            ("R_PERFORMS".to_string(), "PERFORMS"),
+            ("R_STATEMENT".to_string(), OTHER_PREDICATE)
+        ]
+    );
+    assert_eq!(
+        batch.objects,
+        ["urn:v:book", "urn:t:b"],
+        "one lookup for both PERFORMS links"
+    );
     let row = |i: usize| -> HashMap<String, serde_json::Value> {
         let BoltType::Map(m) = &batch.rows[i] else {
             panic!("a row is a map")
@@ -137,6 +159,12 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     };
     let (a, b) = (row(0), row(1));
     assert_eq!(a["R_PERFORMS"][0]["o"], 0);
+    // A listed type names its predicate: no `p`; a STATEMENT keeps it.
+    assert_eq!(a["R_PERFORMS"][0].get("p"), None);
+    assert_eq!(a["R_PERFORMS"][0]["g"], "urn:g:s");
+    assert_eq!(a["R_STATEMENT"][0]["p"], "urn:x:link");
+    assert_eq!(a["R_STATEMENT"][0]["o"], 1);
+    assert_eq!(a["R_STATEMENT"][0]["k"].as_str().map(str::len), Some(32));
     let props = &a["props"];
     assert_eq!(props["name"], "a", "a readable copy");
     assert_eq!(props["lit_p"], serde_json::json!([tg::NAME, "urn:x:other"]));
@@ -168,7 +196,11 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     assert!(subject_batches(&[], &[], 4).is_empty());
     // Every clause the lists name is valid text: a closed identifier each.
     for (key, rel) in &batch.lists {
-        let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
+        let clause = if *rel == OTHER_PREDICATE {
+            Q_CREATE_STATEMENT.to_string()
+        } else {
+            with_identifier(Q_CREATE_LINK, "__TYPE__", rel)
+        };
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }
 }

@@ -10,18 +10,19 @@
 //! every relationship.)
 
 use super::codec::{
-    LABELS, Object, Statement, SubjectWrite, encode, encode_unkeyed, parse_node, subject_batches,
-    subject_rows,
+    LABELS, OTHER_PREDICATE, Object, Statement, SubjectWrite, encode, encode_unkeyed, parse_node,
+    subject_batches, subject_rows,
 };
 use super::diff::Difference;
 use super::{
-    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_DELETE, Q_LABEL, Q_LABEL_NEW,
-    Q_LEGACY_LITERALS, Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
+    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_CREATE_STATEMENT, Q_DELETE, Q_LABEL,
+    Q_LABEL_NEW, Q_LEGACY_LITERALS, Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
 use crate::graph::oxigraph::OxigraphStore;
 use neo4rs::Query;
 use oxigraph::model::{Quad, Term};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 impl Neo4jStore {
@@ -33,11 +34,17 @@ impl Neo4jStore {
         expected: i64,
         now: &OxigraphStore,
     ) -> Result<i64> {
+        // On both cores: the server waits for it (3.1M statements at 100k).
         let encoded =
-            |quads: &[Quad]| -> Result<Vec<Statement>> { quads.iter().map(encode).collect() };
-        let removed = encoded(&difference.removed)?;
-        let added = encoded(&difference.added)?;
+            |quads: &[Quad]| -> Result<Vec<Statement>> { quads.par_iter().map(encode).collect() };
+        let t = std::time::Instant::now();
+        let (removed, added) = rayon::join(
+            || encoded(&difference.removed),
+            || encoded(&difference.added),
+        );
+        let (removed, added) = (removed?, added?);
         let queries = difference_queries(&removed, &added, &difference.new_typed);
+        tracing::debug!("bolt: write encoded and batched in {:?}", t.elapsed());
         self.transact(queries, expected, now)
     }
 
@@ -183,7 +190,11 @@ impl Pending<'_> {
                 let batch = subject_rows(&subjects, |s| literals_of(now, s))?;
                 let mut text = cypher(Q_CREATE);
                 for (key, rel) in batch.lists {
-                    let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
+                    let clause = if rel == OTHER_PREDICATE {
+                        Q_CREATE_STATEMENT.to_string()
+                    } else {
+                        with_identifier(Q_CREATE_LINK, "__TYPE__", rel)
+                    };
                     text.push('\n');
                     text.push_str(&with_identifier(&clause, "__KEY__", &key));
                 }
