@@ -76,6 +76,57 @@ fn statements_round_trip_through_their_server_form() {
     assert_eq!(predicate_of("UNKNOWN"), None);
 }
 
+/// A listed relationship type names its predicate, so its items carry no
+/// `p`; a STATEMENT keeps it, and goes by its own clause.
+#[test]
+fn only_a_statement_relationship_keeps_its_predicate() {
+    let g = NamedNode::new("urn:g:s").unwrap();
+    let tool = NamedNode::new("urn:t:a").unwrap();
+    let quad = |p: &str, o: &str| {
+        Quad::new(
+            tool.clone(),
+            NamedNode::new(p).unwrap(),
+            NamedNode::new(o).unwrap(),
+            g.clone(),
+        )
+    };
+    let added: Vec<Statement> = [
+        quad(tg::PERFORMS, "urn:v:book"),
+        quad("urn:x:link", "urn:t:b"),
+    ]
+    .iter()
+    .map(|q| encode(q).unwrap())
+    .collect();
+    let batches = subject_batches(&[], &added, 10);
+    let batch = subject_rows(&batches[0], |_| Ok(Vec::new())).unwrap();
+    assert_eq!(
+        batch.lists,
+        [
+            ("R_PERFORMS".to_string(), "PERFORMS"),
+            ("R_STATEMENT".to_string(), OTHER_PREDICATE)
+        ]
+    );
+    assert_eq!(batch.objects, ["urn:v:book", "urn:t:b"]);
+    let BoltType::Map(row) = &batch.rows[0] else {
+        panic!("a row is a map")
+    };
+    let row: HashMap<String, serde_json::Value> = row
+        .value
+        .iter()
+        .map(|(k, v)| (k.value.clone(), bolt_json(v)))
+        .collect();
+    let (listed, other) = (&row["R_PERFORMS"][0], &row["R_STATEMENT"][0]);
+    assert_eq!(listed.get("p"), None, "{listed}");
+    assert_eq!((&listed["g"], &listed["o"]), (&"urn:g:s".into(), &0.into()));
+    assert_eq!(other["p"], "urn:x:link");
+    assert_eq!(other["o"], 1);
+    assert_eq!(other["k"].as_str().map(str::len), Some(32));
+    // The clauses: the listed type's keeps no `p`, the STATEMENT's does.
+    let link = with_identifier(Q_CREATE_LINK, "__TYPE__", "PERFORMS");
+    assert!(link.contains("[:PERFORMS {k: it.k, g: it.g}]"), "{link}");
+    assert!(Q_CREATE_STATEMENT.contains("[:STATEMENT {k: it.k, p: it.p, g: it.g}]"));
+}
+
 #[test]
 fn query_files_name_only_listed_identifiers() {
     for (_, t) in REL_TYPES {
@@ -106,7 +157,6 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
             Literal::new_simple_literal("x").into(),
         ),
         quad(&other, tg::PERFORMS, verb.clone().into()),
-        quad(&tool, "urn:x:link", other.clone().into()),
     ];
     let removed = [quad(
         &other,
@@ -115,11 +165,11 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     )];
     let added: Vec<Statement> = added.iter().map(|q| encode(q).unwrap()).collect();
     let removed: Vec<Statement> = removed.iter().map(|q| encode(q).unwrap()).collect();
-    // Both subjects fit in one batch of 6: one row each.
-    let batches = subject_batches(&removed, &added, 6);
+    // Both subjects fit in one batch of 5: one row each.
+    let batches = subject_batches(&removed, &added, 5);
     assert_eq!(batches.len(), 1);
     let a = &batches[0][0];
-    assert_eq!((a.s, a.links.len()), ("urn:t:a", 2));
+    assert_eq!((a.s, a.links.len()), ("urn:t:a", 1));
     assert_eq!(a.literals, Some(Default::default()), "its literals changed");
     let b = &batches[0][1];
     assert_eq!(
@@ -136,18 +186,8 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     };
     let batch = subject_rows(&batches[0], now).unwrap();
     assert_eq!(batch.rows.len(), 2, "one row per subject");
-    assert_eq!(
-        batch.lists,
-        [
-            ("R_PERFORMS".to_string(), "PERFORMS"),
-            ("R_STATEMENT".to_string(), OTHER_PREDICATE)
-        ]
-    );
-    assert_eq!(
-        batch.objects,
-        ["urn:v:book", "urn:t:b"],
-        "one lookup for both PERFORMS links"
-    );
+    assert_eq!(batch.lists, [("R_PERFORMS".to_string(), "PERFORMS")]);
+    assert_eq!(batch.objects, ["urn:v:book"], "one lookup for both links");
     let row = |i: usize| -> HashMap<String, serde_json::Value> {
         let BoltType::Map(m) = &batch.rows[i] else {
             panic!("a row is a map")
@@ -159,12 +199,6 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     };
     let (a, b) = (row(0), row(1));
     assert_eq!(a["R_PERFORMS"][0]["o"], 0);
-    // A listed type names its predicate: no `p`; a STATEMENT keeps it.
-    assert_eq!(a["R_PERFORMS"][0].get("p"), None);
-    assert_eq!(a["R_PERFORMS"][0]["g"], "urn:g:s");
-    assert_eq!(a["R_STATEMENT"][0]["p"], "urn:x:link");
-    assert_eq!(a["R_STATEMENT"][0]["o"], 1);
-    assert_eq!(a["R_STATEMENT"][0]["k"].as_str().map(str::len), Some(32));
     let props = &a["props"];
     assert_eq!(props["name"], "a", "a readable copy");
     assert_eq!(props["lit_p"], serde_json::json!([tg::NAME, "urn:x:other"]));
@@ -196,11 +230,7 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     assert!(subject_batches(&[], &[], 4).is_empty());
     // Every clause the lists name is valid text: a closed identifier each.
     for (key, rel) in &batch.lists {
-        let clause = if *rel == OTHER_PREDICATE {
-            Q_CREATE_STATEMENT.to_string()
-        } else {
-            with_identifier(Q_CREATE_LINK, "__TYPE__", rel)
-        };
+        let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }
 }
