@@ -1,14 +1,13 @@
-// One batch of a write, grouped by subject. First the batch's distinct link
-// objects ($objects), each looked up (or created) once however many links
-// reach it; then one row per subject ($rows: {s, props, and a list per
-// relationship type}), so the subject too is looked up once for all its
-// statements (on ArcadeDB MERGE's index lookups were most of the server's
-// time). `props` holds the subject's literal statements when they changed
-// (`codec::literal_props`; a null removes a property), else nothing. The
-// clauses of `create_link_clause.cypher` follow, one per list the batch has.
+// One batch of a write, grouped by subject, in parts (`graph/neo4j/write.rs`
+// puts them together). First the batch's distinct link objects ($objects),
+// each looked up (or created) once however many links reach it; then, when
+// the batch has some, `create_known_objects.cypher` (objects this write
+// created, by node id); then one row per subject ($rows:
+// `create_subjects.cypher` by IRI, or `create_subjects_by_id.cypher`), so
+// the subject too is looked up once for all its statements (on ArcadeDB
+// MERGE's index lookups were most of the server's time); the clauses of
+// `create_link_clause.cypher`, one per list the batch has; and
+// `create_checked.cypher`, what the client checks.
 UNWIND $objects AS iri
 MERGE (o:Resource {iri: iri})
 WITH collect(o) AS objs
-UNWIND $rows AS row
-MERGE (s:Resource {iri: row.s})
-SET s += row.props

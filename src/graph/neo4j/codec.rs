@@ -284,43 +284,73 @@ pub(super) fn subject_batches<'a>(
 
 /// One batch for `create_statements.cypher`: its rows, the link lists they
 /// use as (row key, relationship type), and the distinct objects of its
-/// links (an item names its object by place in this list).
+/// links: by IRI (`objects`, each looked up or created) and by the node id
+/// this write's creation returned (`known`); an item names its object by
+/// place in `objects` then `known`. `by_id`: every row names its subject by
+/// node id (`sid`), else by IRI (`s`).
 pub(super) struct SubjectRows {
     pub rows: Vec<BoltType>,
     pub lists: Vec<(String, &'static str)>,
     pub objects: Vec<String>,
+    pub known: Vec<i64>,
+    pub by_id: bool,
 }
 
 /// One batch as rows of `create_statements.cypher`, one per subject:
-/// `{s, props, R_<TYPE>: [{k, g, o}]}` (and `p` in `R_STATEMENT`'s items), a list per relationship type the
-/// subject gains (the keys come from the closed list of types, never from
-/// data; `o` the object's place in the batch's distinct objects, each
-/// looked up once however many links reach it) and `props` the properties its literal statements set (empty when
-/// they did not change). `literals_of` gives a subject's literal statements
-/// as the write leaves them.
+/// `{s | sid, props, R_<TYPE>: [{k, g, o}]}` (and `p` in `R_STATEMENT`'s
+/// items), a list per relationship type the subject gains (the keys come
+/// from the closed list of types, never from data; `o` the object's place
+/// in the batch's distinct objects, each looked up once however many links
+/// reach it) and `props` the properties its literal statements set (empty
+/// when they did not change). `ids`: the node ids of the resources this
+/// write created, by IRI (a lookup by id is a fifth of one by IRI inside a
+/// large transaction on ArcadeDB). `literals_of` gives a subject's literal
+/// statements as the write leaves them.
 pub(super) fn subject_rows(
     subjects: &[SubjectWrite<'_>],
+    ids: &HashMap<String, i64>,
     literals_of: impl Fn(&str) -> Result<Vec<Statement>>,
 ) -> Result<SubjectRows> {
+    // The objects first: their places are in `objects`, then in `known`.
+    let mut objects: Vec<String> = Vec::new();
+    let mut known: Vec<i64> = Vec::new();
+    let mut slots: HashMap<&str, (bool, usize)> = HashMap::new();
+    for st in subjects.iter().flat_map(|w| &w.links) {
+        let Object::Resource(o) = &st.object else {
+            continue;
+        };
+        slots.entry(o.as_str()).or_insert_with(|| match ids.get(o) {
+            Some(&id) => {
+                known.push(id);
+                (true, known.len() - 1)
+            }
+            None => {
+                objects.push(o.clone());
+                (false, objects.len() - 1)
+            }
+        });
+    }
+    let place = |o: &str| -> i64 {
+        match slots.get(o) {
+            Some(&(true, i)) => (objects.len() + i) as i64,
+            Some(&(false, i)) => i as i64,
+            None => -1,
+        }
+    };
+    let by_id = !subjects.is_empty() && subjects.iter().all(|w| ids.contains_key(w.s));
     let mut rows: Vec<BoltType> = Vec::with_capacity(subjects.len());
     let mut lists: BTreeSet<(String, &'static str)> = BTreeSet::new();
-    let mut objects: Vec<String> = Vec::new();
-    let mut places: HashMap<&str, i64> = HashMap::new();
     for write in subjects {
         let mut items: BTreeMap<&'static str, Vec<BoltType>> = BTreeMap::new();
         for st in &write.links {
             let Object::Resource(o) = &st.object else {
                 continue;
             };
-            let place = *places.entry(o.as_str()).or_insert_with(|| {
-                objects.push(o.clone());
-                objects.len() as i64 - 1
-            });
             let rel = rel_type(&st.p);
             let mut item: HashMap<String, BoltType> = HashMap::from([
                 ("k".to_string(), BoltType::from(st.k.as_str())),
                 ("g".to_string(), BoltType::from(st.g.as_str())),
-                ("o".to_string(), BoltType::from(place)),
+                ("o".to_string(), BoltType::from(place(o))),
             ]);
             // A listed type names its predicate; only a STATEMENT keeps it.
             if rel == OTHER_PREDICATE {
@@ -332,10 +362,12 @@ pub(super) fn subject_rows(
             Some(dropped) => literal_props(literals_of(write.s)?, dropped),
             None => HashMap::new(),
         };
-        let mut row: HashMap<String, BoltType> = HashMap::from([
-            ("s".to_string(), BoltType::from(write.s)),
-            ("props".to_string(), BoltType::from(props)),
-        ]);
+        let subject = match ids.get(write.s) {
+            Some(&id) if by_id => ("sid".to_string(), BoltType::from(id)),
+            _ => ("s".to_string(), BoltType::from(write.s)),
+        };
+        let mut row: HashMap<String, BoltType> =
+            HashMap::from([subject, ("props".to_string(), BoltType::from(props))]);
         for (rel, list) in items {
             let key = format!("R_{rel}");
             lists.insert((key.clone(), rel));
@@ -347,6 +379,8 @@ pub(super) fn subject_rows(
         rows,
         lists: lists.into_iter().collect(),
         objects,
+        known,
+        by_id,
     })
 }
 

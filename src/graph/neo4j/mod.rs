@@ -59,6 +59,10 @@ const Q_STATEMENTS: &str = include_str!("../../../queries/cypher/statements.cyph
 const Q_DELETE: &str = include_str!("../../../queries/cypher/delete_statements.cypher");
 const Q_CREATE: &str = include_str!("../../../queries/cypher/create_statements.cypher");
 const Q_CREATE_LINK: &str = include_str!("../../../queries/cypher/create_link_clause.cypher");
+const Q_KNOWN_OBJECTS: &str = include_str!("../../../queries/cypher/create_known_objects.cypher");
+const Q_SUBJECTS: &str = include_str!("../../../queries/cypher/create_subjects.cypher");
+const Q_SUBJECTS_BY_ID: &str = include_str!("../../../queries/cypher/create_subjects_by_id.cypher");
+const Q_CHECKED: &str = include_str!("../../../queries/cypher/create_checked.cypher");
 const Q_CREATE_STATEMENT: &str =
     include_str!("../../../queries/cypher/create_statement_clause.cypher");
 const Q_LITERALS: &str = include_str!("../../../queries/cypher/literals.cypher");

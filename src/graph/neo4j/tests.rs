@@ -98,7 +98,7 @@ fn only_a_statement_relationship_keeps_its_predicate() {
     .map(|q| encode(q).unwrap())
     .collect();
     let batches = subject_batches(&[], &added, 10);
-    let batch = subject_rows(&batches[0], |_| Ok(Vec::new())).unwrap();
+    let batch = subject_rows(&batches[0], &HashMap::new(), |_| Ok(Vec::new())).unwrap();
     assert_eq!(
         batch.lists,
         [
@@ -184,7 +184,7 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
             _ => Vec::new(),
         })
     };
-    let batch = subject_rows(&batches[0], now).unwrap();
+    let batch = subject_rows(&batches[0], &HashMap::new(), now).unwrap();
     assert_eq!(batch.rows.len(), 2, "one row per subject");
     assert_eq!(batch.lists, [("R_PERFORMS".to_string(), "PERFORMS")]);
     assert_eq!(batch.objects, ["urn:v:book"], "one lookup for both links");
@@ -291,4 +291,57 @@ fn a_resource_is_new_only_when_no_statement_named_it_before() {
     assert_eq!(new.len(), 2, "{new:?}");
     assert_eq!(new[1], "urn:t:new");
     assert!(new[0].starts_with("_:"), "{new:?}");
+}
+
+/// Resources this write created are named by the node ids their creation
+/// returned: a batch whose every subject has one goes by id, and objects
+/// with one come after those by IRI.
+#[test]
+fn created_resources_are_named_by_their_node_ids() {
+    let g = NamedNode::new("urn:g:s").unwrap();
+    let quad = |s: &str, p: &str, o: &str| {
+        Quad::new(
+            NamedNode::new(s).unwrap(),
+            NamedNode::new(p).unwrap(),
+            NamedNode::new(o).unwrap(),
+            g.clone(),
+        )
+    };
+    let added: Vec<Statement> = [
+        quad("urn:t:a", tg::PERFORMS, "urn:v:book"),
+        quad("urn:t:a", tg::PARAMETER_PROP, "urn:t:a/p"),
+        quad("urn:t:b", tg::PERFORMS, "urn:v:book"),
+    ]
+    .iter()
+    .map(|q| encode(q).unwrap())
+    .collect();
+    let batches = subject_batches(&[], &added, 10);
+    let json = |batch: &SubjectRows, i: usize| -> HashMap<String, serde_json::Value> {
+        let BoltType::Map(m) = &batch.rows[i] else {
+            panic!("a row is a map")
+        };
+        m.value
+            .iter()
+            .map(|(k, v)| (k.value.clone(), bolt_json(v)))
+            .collect()
+    };
+    let ids: HashMap<String, i64> = [("urn:t:a", 7), ("urn:t:b", 8), ("urn:t:a/p", 9)]
+        .map(|(i, n)| (i.to_string(), n))
+        .into();
+    let batch = subject_rows(&batches[0], &ids, |_| Ok(Vec::new())).unwrap();
+    assert!(batch.by_id);
+    assert_eq!(batch.objects, ["urn:v:book"]);
+    assert_eq!(batch.known, [9]);
+    let a = json(&batch, 0);
+    assert_eq!((a["sid"].clone(), a.get("s")), (7.into(), None));
+    assert_eq!(a["R_PERFORMS"][0]["o"], 0, "by IRI first");
+    assert_eq!(a["R_HAS_PARAMETER"][0]["o"], 1, "then by id");
+    assert_eq!(json(&batch, 1)["sid"], 8);
+    // One subject without an id: the whole batch goes by IRI.
+    let some: HashMap<String, i64> = [("urn:t:a".to_string(), 7)].into();
+    let batch = subject_rows(&batches[0], &some, |_| Ok(Vec::new())).unwrap();
+    assert!(!batch.by_id);
+    assert_eq!(json(&batch, 0)["s"], "urn:t:a");
+    assert_eq!(batch.known, Vec::<i64>::new());
+    assert_eq!(batch.objects, ["urn:v:book", "urn:t:a/p"]);
 }

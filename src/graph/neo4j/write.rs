@@ -15,15 +15,16 @@ use super::codec::{
 };
 use super::diff::Difference;
 use super::{
-    BATCH, Neo4jStore, Q_BUMP, Q_CREATE, Q_CREATE_LINK, Q_CREATE_STATEMENT, Q_DELETE, Q_LABEL,
-    Q_LABEL_NEW, Q_LEGACY_LITERALS, Q_ORPHANS, Q_UNLABEL, bolt_err, cypher, with_identifier,
+    BATCH, Neo4jStore, Q_BUMP, Q_CHECKED, Q_CREATE, Q_CREATE_LINK, Q_CREATE_STATEMENT, Q_DELETE,
+    Q_KNOWN_OBJECTS, Q_LABEL, Q_LABEL_NEW, Q_LEGACY_LITERALS, Q_ORPHANS, Q_SUBJECTS,
+    Q_SUBJECTS_BY_ID, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
 use crate::graph::oxigraph::OxigraphStore;
 use neo4rs::Query;
 use oxigraph::model::{Quad, Term};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 impl Neo4jStore {
     /// Writes a difference in one transaction with the version check;
@@ -102,7 +103,8 @@ impl Neo4jStore {
 
     /// Runs a write's queries in one transaction after the version check.
     /// Each batch's parameters are built on a thread of their own while the
-    /// server runs the batch before (two at most wait to be sent).
+    /// server runs the batch before (two at most wait to be sent); the
+    /// first batch waits for the node ids the creations before it returned.
     fn transact(
         &self,
         queries: Vec<Pending<'_>>,
@@ -110,50 +112,42 @@ impl Neo4jStore {
         now: &OxigraphStore,
     ) -> Result<i64> {
         let bump = neo4rs::query(&cypher(Q_BUMP)).param("expected", expected);
-        let (built, mut to_send) = tokio::sync::mpsc::channel::<Result<Query>>(2);
+        let (built, mut to_send) = tokio::sync::mpsc::channel::<Result<Outgoing>>(2);
+        let (ids_sent, ids_received) = std::sync::mpsc::channel::<HashMap<String, i64>>();
         let outcome = std::thread::scope(|scope| {
-            scope.spawn(move || {
-                for q in queries {
-                    let q = q.into_query(now);
-                    let failed = q.is_err();
-                    // A closed channel: the transaction ended early.
-                    if built.blocking_send(q).is_err() || failed {
-                        break;
-                    }
-                }
-            });
+            scope.spawn(move || build(queries, now, &built, &ids_received));
             // The version first: it locks the catalog node, so concurrent
             // writers queue behind each other and a stale one learns it
             // before writing.
             let outcome = self.block(async {
                 let mut txn = self.graph.start_txn().await?;
-                let mut version = None;
-                match txn.execute(bump).await {
-                    Ok(mut stream) => {
-                        while let Some(row) = stream.next(txn.handle()).await? {
-                            version = row.get::<i64>("version").ok();
-                        }
-                    }
+                let version = match rows_of(&mut txn, bump).await {
+                    Ok(rows) => rows.last().and_then(|r| r.get::<i64>("version").ok()),
                     Err(e) => {
                         let _ = txn.rollback().await;
                         return Err(e);
                     }
-                }
+                };
                 let Some(version) = version else {
                     let _ = txn.rollback().await;
                     return Ok(Ok(None));
                 };
+                let mut ids: HashMap<String, i64> = HashMap::new();
                 while let Some(q) = to_send.recv().await {
-                    let q = match q {
-                        Ok(q) => q,
-                        Err(e) => {
+                    let sent = match q {
+                        Ok(q) => send(&mut txn, q, &mut ids, &ids_sent).await,
+                        Err(e) => Ok(Err(e)),
+                    };
+                    match sent {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
                             let _ = txn.rollback().await;
                             return Ok(Err(e));
                         }
-                    };
-                    if let Err(e) = txn.run(q).await {
-                        let _ = txn.rollback().await;
-                        return Err(e);
+                        Err(e) => {
+                            let _ = txn.rollback().await;
+                            return Err(e);
+                        }
                     }
                 }
                 let t = std::time::Instant::now();
@@ -179,31 +173,183 @@ impl Neo4jStore {
 /// is sent (its parameters are most of a large write's memory).
 enum Pending<'a> {
     Ready(Query),
+    /// Creates this many resources and returns their node ids.
+    Create(Query, usize),
+    /// Created resources another label was then set on: on ArcadeDB that
+    /// re-creates the node, so the id its creation returned is gone.
+    Forget(Vec<String>),
     Subjects(Vec<SubjectWrite<'a>>),
 }
 
-impl Pending<'_> {
-    fn into_query(self, now: &OxigraphStore) -> Result<Query> {
-        match self {
-            Pending::Ready(q) => Ok(q),
+/// What the builder hands the transaction.
+enum Outgoing {
+    Run(Query),
+    Create(Query, usize),
+    Forget(Vec<String>),
+    /// A batch, and the rows and objects it must reach.
+    Checked(Query, usize, usize),
+    /// The ids created so far are wanted for the next batch.
+    Ids,
+}
+
+/// The builder's side: every query in order, a batch built only when the
+/// channel has room; before the first batch, the ids created before it.
+fn build(
+    queries: Vec<Pending<'_>>,
+    now: &OxigraphStore,
+    built: &tokio::sync::mpsc::Sender<Result<Outgoing>>,
+    ids_received: &std::sync::mpsc::Receiver<HashMap<String, i64>>,
+) {
+    let mut ids: Option<HashMap<String, i64>> = None;
+    for q in queries {
+        let out = match q {
+            Pending::Ready(q) => Ok(Outgoing::Run(q)),
+            Pending::Create(q, n) => Ok(Outgoing::Create(q, n)),
+            Pending::Forget(iris) => Ok(Outgoing::Forget(iris)),
             Pending::Subjects(subjects) => {
-                let batch = subject_rows(&subjects, |s| literals_of(now, s))?;
-                let mut text = cypher(Q_CREATE);
-                for (key, rel) in batch.lists {
-                    let clause = if rel == OTHER_PREDICATE {
-                        Q_CREATE_STATEMENT.to_string()
-                    } else {
-                        with_identifier(Q_CREATE_LINK, "__TYPE__", rel)
-                    };
-                    text.push('\n');
-                    text.push_str(&with_identifier(&clause, "__KEY__", &key));
-                }
-                Ok(neo4rs::query(&text)
-                    .param("objects", batch.objects)
-                    .param("rows", batch.rows))
+                let ids = match &mut ids {
+                    Some(ids) => ids,
+                    None => {
+                        // A closed channel: the transaction ended early.
+                        if built.blocking_send(Ok(Outgoing::Ids)).is_err() {
+                            return;
+                        }
+                        let Ok(received) = ids_received.recv() else {
+                            return;
+                        };
+                        ids.insert(received)
+                    }
+                };
+                subjects_query(&subjects, ids, now)
             }
+        };
+        let failed = out.is_err();
+        if built.blocking_send(out).is_err() || failed {
+            return;
         }
     }
+}
+
+/// One batch as its query: the parts `create_statements.cypher` names.
+fn subjects_query(
+    subjects: &[SubjectWrite<'_>],
+    ids: &HashMap<String, i64>,
+    now: &OxigraphStore,
+) -> Result<Outgoing> {
+    let batch = subject_rows(subjects, ids, |s| literals_of(now, s))?;
+    let mut text = cypher(Q_CREATE);
+    if !batch.known.is_empty() {
+        text.push('\n');
+        text.push_str(&cypher(Q_KNOWN_OBJECTS));
+    }
+    text.push('\n');
+    text.push_str(&cypher(if batch.by_id {
+        Q_SUBJECTS_BY_ID
+    } else {
+        Q_SUBJECTS
+    }));
+    for (key, rel) in &batch.lists {
+        let clause = if *rel == OTHER_PREDICATE {
+            Q_CREATE_STATEMENT.to_string()
+        } else {
+            with_identifier(Q_CREATE_LINK, "__TYPE__", rel)
+        };
+        text.push('\n');
+        text.push_str(&with_identifier(&clause, "__KEY__", key));
+    }
+    text.push('\n');
+    text.push_str(&cypher(Q_CHECKED));
+    let (rows, objects) = (batch.rows.len(), batch.objects.len() + batch.known.len());
+    let q = neo4rs::query(&text)
+        .param("objects", batch.objects)
+        .param("known", batch.known)
+        .param("rows", batch.rows);
+    Ok(Outgoing::Checked(q, rows, objects))
+}
+
+/// Every row of a query in the transaction.
+async fn rows_of(txn: &mut neo4rs::Txn, q: Query) -> neo4rs::Result<Vec<neo4rs::Row>> {
+    let mut stream = txn.execute(q).await?;
+    let mut rows = Vec::new();
+    while let Some(row) = stream.next(txn.handle()).await? {
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Sends one query of a write: `Ok(Err(_))` when what came back is not
+/// what was sent (the write must fail), `Err` when the server refused it.
+async fn send(
+    txn: &mut neo4rs::Txn,
+    q: Outgoing,
+    ids: &mut HashMap<String, i64>,
+    ids_sent: &std::sync::mpsc::Sender<HashMap<String, i64>>,
+) -> neo4rs::Result<Result<()>> {
+    let short = |what: &str, want: usize, got: usize| {
+        Err(Error::store_msg(format!(
+            "the graph server reached {got} of a batch's {want} {what}; nothing was written"
+        )))
+    };
+    match q {
+        Outgoing::Run(q) => txn.run(q).await.map(Ok),
+        Outgoing::Create(q, n) => {
+            let rows = rows_of(txn, q).await?;
+            let before = ids.len();
+            for row in &rows {
+                if let (Ok(iri), Ok(id)) = (row.get::<String>("iri"), row.get::<i64>("id")) {
+                    ids.insert(iri, id);
+                }
+            }
+            Ok(match ids.len() - before {
+                got if got == n => Ok(()),
+                got => short("new resources", n, got),
+            })
+        }
+        Outgoing::Checked(q, want_rows, want_objects) => {
+            let rows = rows_of(txn, q).await?;
+            let count = |c: &str| {
+                rows.first()
+                    .and_then(|r| r.get::<i64>(c).ok())
+                    .map_or(0, |n| n as usize)
+            };
+            Ok(match (count("rows"), count("objects")) {
+                (r, _) if r != want_rows => short("subjects", want_rows, r),
+                (_, o) if o != want_objects => short("objects", want_objects, o),
+                _ => Ok(()),
+            })
+        }
+        Outgoing::Forget(iris) => {
+            for iri in &iris {
+                ids.remove(iri);
+            }
+            Ok(Ok(()))
+        }
+        Outgoing::Ids => {
+            // The builder waits for them; gone, it has stopped.
+            let _ = ids_sent.send(std::mem::take(ids));
+            Ok(Ok(()))
+        }
+    }
+}
+
+/// The batches of a difference, each one's subjects all created by this
+/// write (named by id) or none.
+fn subject_queries<'a>(
+    removed: &'a [Statement],
+    added: &'a [Statement],
+    created: &HashSet<&str>,
+) -> Vec<Pending<'a>> {
+    let mut queries = Vec::new();
+    for batch in subject_batches(removed, added, BATCH) {
+        let (new, old): (Vec<_>, Vec<_>) = batch.into_iter().partition(|w| created.contains(w.s));
+        queries.extend(
+            [new, old]
+                .into_iter()
+                .filter(|b| !b.is_empty())
+                .map(Pending::Subjects),
+        );
+    }
+    queries
 }
 
 /// A subject's literal statements in the mirror, every graph.
@@ -261,30 +407,40 @@ fn difference_queries<'a>(
                     Some(class) => q.param("class", class),
                     None => q,
                 };
-                Pending::Ready(q.param("iris", chunk.to_vec()))
+                (q.param("iris", chunk.to_vec()), chunk.len())
             })
             .collect::<Vec<_>>()
     };
+    let ready = |qs: Vec<(Query, usize)>| qs.into_iter().map(|(q, _)| Pending::Ready(q));
     // A resource new to the catalog is created with its first label (no
     // lookup); one with a second type gets that label as any other.
     let mut uncreated: HashSet<&str> = new_typed.iter().map(String::as_str).collect();
+    let (mut created, mut stale): (HashSet<&str>, Vec<&str>) = Default::default();
     for (class, label) in LABELS {
         if let Some(iris) = typed.get(&(*class, true)) {
             let (new, known): (Vec<&str>, Vec<&str>) =
                 iris.iter().partition(|iri| uncreated.remove(**iri));
-            queries.extend(label_query(Q_LABEL_NEW, label, None, new));
-            queries.extend(label_query(Q_LABEL, label, None, known));
+            created.extend(new.iter().copied());
+            stale.extend(known.iter().filter(|iri| created.remove(**iri)));
+            // Created, their node ids returned for the batches.
+            queries.extend(
+                label_query(Q_LABEL_NEW, label, None, new)
+                    .into_iter()
+                    .map(|(q, n)| Pending::Create(q, n)),
+            );
+            queries.extend(ready(label_query(Q_LABEL, label, None, known)));
         }
     }
-    queries.extend(
-        subject_batches(removed, added, BATCH)
-            .into_iter()
-            .map(Pending::Subjects),
-    );
+    if !stale.is_empty() {
+        queries.push(Pending::Forget(
+            stale.into_iter().map(str::to_string).collect(),
+        ));
+    }
+    queries.extend(subject_queries(removed, added, &created));
     for (class, label) in LABELS {
         if let Some(iris) = typed.get(&(*class, false)) {
             let iris = iris.iter().copied().collect();
-            queries.extend(label_query(Q_UNLABEL, label, Some(class), iris));
+            queries.extend(ready(label_query(Q_UNLABEL, label, Some(class), iris)));
         }
     }
     // Orphans can only be among the ends of removed statements.
