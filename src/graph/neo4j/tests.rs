@@ -107,14 +107,7 @@ fn only_a_statement_relationship_keeps_its_predicate() {
         ]
     );
     assert_eq!(batch.objects, ["urn:v:book", "urn:t:b"]);
-    let BoltType::Map(row) = &batch.rows[0] else {
-        panic!("a row is a map")
-    };
-    let row: HashMap<String, serde_json::Value> = row
-        .value
-        .iter()
-        .map(|(k, v)| (k.value.clone(), bolt_json(v)))
-        .collect();
+    let row = row_json(&batch, 0);
     let (listed, other) = (&row["R_PERFORMS"][0], &row["R_STATEMENT"][0]);
     assert_eq!(listed.get("p"), None, "{listed}");
     assert_eq!((&listed["g"], &listed["o"]), (&"urn:g:s".into(), &0.into()));
@@ -188,16 +181,7 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
     assert_eq!(batch.rows.len(), 2, "one row per subject");
     assert_eq!(batch.lists, [("R_PERFORMS".to_string(), "PERFORMS")]);
     assert_eq!(batch.objects, ["urn:v:book"], "one lookup for both links");
-    let row = |i: usize| -> HashMap<String, serde_json::Value> {
-        let BoltType::Map(m) = &batch.rows[i] else {
-            panic!("a row is a map")
-        };
-        m.value
-            .iter()
-            .map(|(k, v)| (k.value.clone(), bolt_json(v)))
-            .collect()
-    };
-    let (a, b) = (row(0), row(1));
+    let (a, b) = (row_json(&batch, 0), row_json(&batch, 1));
     assert_eq!(a["R_PERFORMS"][0]["o"], 0);
     let props = &a["props"];
     assert_eq!(props["name"], "a", "a readable copy");
@@ -233,6 +217,17 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
         let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }
+}
+
+/// A batch's row `i` as JSON, by key, for assertions.
+fn row_json(batch: &SubjectRows, i: usize) -> HashMap<String, serde_json::Value> {
+    let BoltType::Map(m) = &batch.rows[i] else {
+        panic!("a row is a map")
+    };
+    m.value
+        .iter()
+        .map(|(k, v)| (k.value.clone(), bolt_json(v)))
+        .collect()
 }
 
 /// A Bolt value as JSON, for assertions.
@@ -316,15 +311,7 @@ fn created_resources_are_named_by_their_node_ids() {
     .map(|q| encode(q).unwrap())
     .collect();
     let batches = subject_batches(&[], &added, 10);
-    let json = |batch: &SubjectRows, i: usize| -> HashMap<String, serde_json::Value> {
-        let BoltType::Map(m) = &batch.rows[i] else {
-            panic!("a row is a map")
-        };
-        m.value
-            .iter()
-            .map(|(k, v)| (k.value.clone(), bolt_json(v)))
-            .collect()
-    };
+    let json = row_json;
     let ids: HashMap<String, i64> = [("urn:t:a", 7), ("urn:t:b", 8), ("urn:t:a/p", 9)]
         .map(|(i, n)| (i.to_string(), n))
         .into();
