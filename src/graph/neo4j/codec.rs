@@ -330,11 +330,15 @@ pub(super) fn subject_rows(
             }
         });
     }
-    let place = |o: &str| -> i64 {
+    // Every link's object has a slot (the loop above saw them all); a
+    // missing one is an error, never a place Cypher would read from the end.
+    let place = |o: &str| -> Result<i64> {
         match slots.get(o) {
-            Some(&(true, i)) => (objects.len() + i) as i64,
-            Some(&(false, i)) => i as i64,
-            None => -1,
+            Some(&(true, i)) => Ok((objects.len() + i) as i64),
+            Some(&(false, i)) => Ok(i as i64),
+            None => Err(Error::store_msg(format!(
+                "a link object `{o}` outside its batch"
+            ))),
         }
     };
     let by_id = !subjects.is_empty() && subjects.iter().all(|w| ids.contains_key(w.s));
@@ -350,7 +354,7 @@ pub(super) fn subject_rows(
             let mut item: HashMap<String, BoltType> = HashMap::from([
                 ("k".to_string(), BoltType::from(st.k.as_str())),
                 ("g".to_string(), BoltType::from(st.g.as_str())),
-                ("o".to_string(), BoltType::from(place(o))),
+                ("o".to_string(), BoltType::from(place(o)?)),
             ]);
             // A listed type names its predicate; only a STATEMENT keeps it.
             if rel == OTHER_PREDICATE {
