@@ -19,11 +19,13 @@ use std::collections::{HashMap, HashSet};
 static ACCUMULATORS: crate::scratch::Clean<f32> = crate::scratch::Clean::new(0.0);
 
 /// One query's BM25 scores: one per document (0 where it shares no term),
-/// and the documents it touched.
+/// and the documents it touched (a bit each: at a million tools a common
+/// term touches hundreds of thousands, and a list of them was written and
+/// read again by every reader).
 #[derive(Debug, Default)]
 pub struct Hits {
     scores: Vec<f32>,
-    touched: Vec<usize>,
+    touched: Scope,
 }
 
 impl Hits {
@@ -32,8 +34,8 @@ impl Hits {
         &self.scores
     }
 
-    /// The documents sharing a term with the query, ascending.
-    pub fn touched(&self) -> &[usize] {
+    /// The documents sharing a term with the query.
+    pub fn touched(&self) -> &Scope {
         &self.touched
     }
 
@@ -48,7 +50,7 @@ impl Drop for Hits {
     fn drop(&mut self) {
         let scores = std::mem::take(&mut self.scores);
         if !scores.is_empty() {
-            ACCUMULATORS.restore(scores, self.touched.iter().copied());
+            ACCUMULATORS.restore(scores, self.touched.members());
         }
     }
 }
@@ -116,12 +118,15 @@ fn content_tokens(text: &str) -> impl Iterator<Item = String> {
 #[derive(Debug, Clone)]
 pub struct Bm25 {
     vocab: HashMap<String, u32>,
-    /// Per term: (document, term frequency), documents ascending.
-    postings: Vec<Vec<(u32, u32)>>,
+    /// Per term: (document, the term's saturated frequency in it,
+    /// `tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len))`),
+    /// documents ascending. A search multiplies it by the term's idf: no
+    /// per-document length to look up and no division per posting (at a
+    /// million tools a common term has hundreds of thousands).
+    postings: Vec<Vec<(u32, f32)>>,
     idf: Vec<f32>,
-    /// Per document: `k1 * (1 - b + b * len / avg_len)`.
-    norm: Vec<f32>,
-    k1: f32,
+    /// Documents indexed.
+    docs: usize,
 }
 
 impl Bm25 {
@@ -157,11 +162,6 @@ impl Bm25 {
             }
             lens.push(len as f32);
         }
-        // Kept for the snapshot's life: no room to grow (a long list
-        // pushed one by one held up to twice its length).
-        for p in &mut postings {
-            p.shrink_to_fit();
-        }
         let n = docs.len() as f32;
         let avg = if docs.is_empty() {
             1.0
@@ -175,24 +175,40 @@ impl Bm25 {
                 ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
             })
             .collect();
-        let norm = lens.iter().map(|&l| k1 * (1.0 - b + b * l / avg)).collect();
+        let norm: Vec<f32> = lens.iter().map(|&l| k1 * (1.0 - b + b * l / avg)).collect();
+        let postings = postings
+            .into_iter()
+            .map(|p| {
+                let mut p: Vec<(u32, f32)> = p
+                    .into_iter()
+                    .map(|(d, f)| {
+                        let (f, norm) = (f as f32, norm.get(d as usize).copied().unwrap_or(k1));
+                        (d, f * (k1 + 1.0) / (f + norm))
+                    })
+                    .collect();
+                // Kept for the snapshot's life: no room to grow (a long
+                // list pushed one by one held up to twice its length, and
+                // collecting in place keeps that room).
+                p.shrink_to_fit();
+                p
+            })
+            .collect();
         Bm25 {
             vocab,
             postings,
             idf,
-            norm,
-            k1,
+            docs: docs.len(),
         }
     }
 
     /// Number of indexed documents.
     pub fn len(&self) -> usize {
-        self.norm.len()
+        self.docs
     }
 
     /// Whether no document is indexed.
     pub fn is_empty(&self) -> bool {
-        self.norm.is_empty()
+        self.docs == 0
     }
 
     /// Adds the query's score to `acc` (dense, one slot per doc); the
@@ -209,11 +225,9 @@ impl Bm25 {
                 continue;
             }
             let idf = self.idf.get(id as usize).copied().unwrap_or(0.0);
-            for &(d, f) in self.postings.get(id as usize).map_or(&[][..], |p| p) {
-                let f = f as f32;
-                let norm = self.norm.get(d as usize).copied().unwrap_or(self.k1);
+            for &(d, w) in self.postings.get(id as usize).map_or(&[][..], |p| p) {
                 if let Some(slot) = acc.get_mut(d as usize) {
-                    *slot += idf * f * (self.k1 + 1.0) / (f + norm);
+                    *slot += idf * w;
                     touched.insert(d as usize);
                 }
             }
@@ -229,16 +243,13 @@ impl Bm25 {
         acc
     }
 
-    /// [`Self::scores`] and the documents sharing a term with the query
-    /// (ascending). Its catalog-sized accumulator is reused by the next
+    /// [`Self::scores`] and the documents sharing a term with the query.
+    /// Its catalog-sized accumulator is reused by the next
     /// search once the hits are dropped.
     pub fn hits(&self, query: &str) -> Hits {
         let mut scores = ACCUMULATORS.take(self.len());
         let touched = self.accumulate(query, &mut scores);
-        Hits {
-            scores,
-            touched: touched.iter().collect(),
-        }
+        Hits { scores, touched }
     }
 
     /// The `k` best documents as `(index, score)`, score descending, ties by
@@ -510,7 +521,9 @@ mod tests {
             "",
         ] {
             let hits = bm.hits(query);
-            let (scores, touched) = (hits.scores().to_vec(), hits.touched().to_vec());
+            let scores = hits.scores().to_vec();
+            let touched: Vec<usize> = hits.touched().iter().collect();
+            assert_eq!(hits.touched().members().len(), touched.len(), "{query}");
             let terms: Vec<String> = content_tokens(query).collect();
             let want: Vec<usize> = (0..texts.len())
                 .filter(|&d| content_tokens(&texts[d]).any(|t| terms.contains(&t)))

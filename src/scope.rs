@@ -120,6 +120,26 @@ impl Scope {
         self.universe
     }
 
+    /// [`Self::iter`], knowing its length.
+    pub fn members(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
+        Counted {
+            inner: self.iter(),
+            left: self.len,
+        }
+    }
+
+    /// Calls `f` with every tool in both this scope and `other`, ascending
+    /// (a word of each at a time, no list in between).
+    pub fn each_also_in(&self, other: &Scope, mut f: impl FnMut(usize)) {
+        for (wi, (&a, &b)) in self.words.iter().zip(&other.words).enumerate() {
+            let mut bits = a & b;
+            while bits != 0 {
+                f(wi * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+
     /// Tool indexes in scope, ascending.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
@@ -136,10 +156,58 @@ impl Scope {
     }
 }
 
+/// An iterator that knows how many items are left.
+struct Counted<I> {
+    inner: I,
+    left: usize,
+}
+
+impl<I: Iterator<Item = usize>> Iterator for Counted<I> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let next = self.inner.next();
+        if next.is_some() {
+            self.left = self.left.saturating_sub(1);
+        }
+        next
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<I: Iterator<Item = usize>> ExactSizeIterator for Counted<I> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `each_also_in` visits the intersection in order, and `members`
+    /// knows its length, across word edges and unequal universes.
+    #[test]
+    fn intersections_and_counted_members() {
+        let a = Scope::of(200, (0..200).filter(|i| i % 3 == 0));
+        let b = Scope::of(
+            200,
+            (0..200).filter(|i| i % 2 == 0 || *i == 63 || *i == 129),
+        );
+        let mut seen = Vec::new();
+        a.each_also_in(&b, |i| seen.push(i));
+        let want: Vec<usize> = (0..200)
+            .filter(|&i| a.contains(i) && b.contains(i))
+            .collect();
+        assert_eq!(seen, want);
+        assert!(want.contains(&63) && want.contains(&129) && !want.contains(&3));
+        let mut none = Vec::new();
+        a.each_also_in(&Scope::default(), |i| none.push(i));
+        assert!(none.is_empty());
+        let members = a.members();
+        assert_eq!(members.len(), a.len());
+        assert_eq!(members.collect::<Vec<_>>(), a.iter().collect::<Vec<_>>());
+    }
 
     #[test]
     fn all_none_and_edges() {

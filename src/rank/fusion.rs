@@ -19,8 +19,10 @@ pub(crate) struct Channels<'a> {
     pub dense: Option<Dense<'a>>,
     /// BM25 per tool index (none when not computed).
     pub bm25: Hits,
-    /// The tools with a BM25 score in scope, ascending.
-    pub touched: Vec<usize>,
+    /// The tools with a BM25 score in scope, ascending (4 bytes each: at
+    /// a million tools a common term touches hundreds of thousands, and
+    /// fusion reads them all).
+    pub touched: Vec<u32>,
     /// The best BM25 in scope; lexical scores are divided by it.
     pub max_bm25: f32,
     /// How much the lexical channel is trusted for this text, in [0, 1].
@@ -41,13 +43,12 @@ impl<'a> Channels<'a> {
         scope: &Scope,
         cfg: &RankConfig,
     ) -> Self {
-        let touched: Vec<usize> = bm25
-            .touched()
-            .iter()
-            .copied()
-            .filter(|&i| scope.contains(i))
-            .collect();
-        let max_bm25 = touched.iter().map(|&i| bm25.get(i)).fold(0.0_f32, f32::max);
+        let mut touched: Vec<u32> = Vec::with_capacity(bm25.touched().len());
+        let mut max_bm25 = 0.0_f32;
+        bm25.touched().each_also_in(scope, |i| {
+            max_bm25 = max_bm25.max(bm25.get(i));
+            touched.push(u32::try_from(i).unwrap_or(u32::MAX));
+        });
         let lexical_trust = if max_bm25 > 0.0 {
             (max_bm25 / (max_bm25 + cfg.lexical_trust_k.max(1e-3))).powf(cfg.lexical_trust_power)
         } else {
@@ -105,7 +106,7 @@ impl<'a> Channels<'a> {
     /// twice). With the dense shortlist and the named tools they are every
     /// tool whose score is not its cosine's alone.
     pub fn scored(&self) -> impl Iterator<Item = usize> + '_ {
-        self.graph.tools().chain(self.touched.iter().copied())
+        (self.graph.tools()).chain(self.touched.iter().map(|&i| i as usize))
     }
 
     /// The highest fused score of a tool the request does not name that is
@@ -167,7 +168,7 @@ impl<'a> Channels<'a> {
         // weight (as `parts_of` weighs it in this mode).
         let weight = self.parts_of(unlisted, 1.0, mode, cfg, false).lexical;
         let cut = lexical_cut(&upper, weight, floor);
-        for &idx in &self.touched {
+        for idx in self.touched.iter().map(|&i| i as usize) {
             let lexical = self.lexical(idx);
             if lexical < cut || core.contains(idx) || self.graph.listed(idx) {
                 continue;
