@@ -311,7 +311,6 @@ fn created_resources_are_named_by_their_node_ids() {
     .map(|q| encode(q).unwrap())
     .collect();
     let batches = subject_batches(&[], &added, 10);
-    let json = row_json;
     let ids: HashMap<String, i64> = [("urn:t:a", 7), ("urn:t:b", 8), ("urn:t:a/p", 9)]
         .map(|(i, n)| (i.to_string(), n))
         .into();
@@ -319,16 +318,16 @@ fn created_resources_are_named_by_their_node_ids() {
     assert!(batch.by_id);
     assert_eq!(batch.objects, ["urn:v:book"]);
     assert_eq!(batch.known, [9]);
-    let a = json(&batch, 0);
+    let a = row_json(&batch, 0);
     assert_eq!((a["sid"].clone(), a.get("s")), (7.into(), None));
     assert_eq!(a["R_PERFORMS"][0]["o"], 0, "by IRI first");
     assert_eq!(a["R_HAS_PARAMETER"][0]["o"], 1, "then by id");
-    assert_eq!(json(&batch, 1)["sid"], 8);
+    assert_eq!(row_json(&batch, 1)["sid"], 8);
     // One subject without an id: the whole batch goes by IRI.
     let some: HashMap<String, i64> = [("urn:t:a".to_string(), 7)].into();
     let batch = subject_rows(&batches[0], &some, |_| Ok(Vec::new())).unwrap();
     assert!(!batch.by_id);
-    assert_eq!(json(&batch, 0)["s"], "urn:t:a");
+    assert_eq!(row_json(&batch, 0)["s"], "urn:t:a");
     assert_eq!(batch.known, Vec::<i64>::new());
     assert_eq!(batch.objects, ["urn:v:book", "urn:t:a/p"]);
 }

@@ -89,7 +89,9 @@ impl Neo4jStore {
             .filter(|q| matches!(q.object, Term::Literal(_)))
             .map(encode_unkeyed)
             .collect::<Result<_>>()?;
-        let mut queries = vec![Pending::Ready(neo4rs::query(&cypher(Q_LEGACY_LITERALS)))];
+        let mut queries = vec![Pending::Send(Outgoing::Run(neo4rs::query(&cypher(
+            Q_LEGACY_LITERALS,
+        ))))];
         queries.extend(
             subject_batches(&[], &literals, BATCH)
                 .into_iter()
@@ -172,19 +174,18 @@ impl Neo4jStore {
 /// A query of a write, or a batch of subjects made into one only when it
 /// is sent (its parameters are most of a large write's memory).
 enum Pending<'a> {
-    Ready(Query),
-    /// Creates this many resources and returns their node ids.
-    Create(Query, usize),
-    /// Created resources another label was then set on: on ArcadeDB that
-    /// re-creates the node, so the id its creation returned is gone.
-    Forget(Vec<String>),
+    /// Handed to the transaction as it is.
+    Send(Outgoing),
     Subjects(Vec<SubjectWrite<'a>>),
 }
 
 /// What the builder hands the transaction.
 enum Outgoing {
     Run(Query),
+    /// Creates this many resources and returns their node ids.
     Create(Query, usize),
+    /// Created resources another label was then set on: on ArcadeDB that
+    /// re-creates the node, so the id its creation returned is gone.
     Forget(Vec<String>),
     /// A batch, and the rows and objects it must reach.
     Checked(Query, usize, usize),
@@ -203,9 +204,7 @@ fn build(
     let mut ids: Option<HashMap<String, i64>> = None;
     for q in queries {
         let out = match q {
-            Pending::Ready(q) => Ok(Outgoing::Run(q)),
-            Pending::Create(q, n) => Ok(Outgoing::Create(q, n)),
-            Pending::Forget(iris) => Ok(Outgoing::Forget(iris)),
+            Pending::Send(out) => Ok(out),
             Pending::Subjects(subjects) => {
                 let ids = match &mut ids {
                     Some(ids) => ids,
@@ -377,9 +376,9 @@ fn difference_queries<'a>(
         .map(|st| st.k.clone())
         .collect();
     for chunk in removed_keys.chunks(BATCH) {
-        queries.push(Pending::Ready(
+        queries.push(Pending::Send(Outgoing::Run(
             neo4rs::query(&cypher(Q_DELETE)).param("keys", chunk.to_vec()),
-        ));
+        )));
     }
     // Labels change only on resources that gained or lost a type, and
     // only that type's label; a gained one is set before the write's
@@ -411,7 +410,8 @@ fn difference_queries<'a>(
             })
             .collect::<Vec<_>>()
     };
-    let ready = |qs: Vec<(Query, usize)>| qs.into_iter().map(|(q, _)| Pending::Ready(q));
+    let ready =
+        |qs: Vec<(Query, usize)>| qs.into_iter().map(|(q, _)| Pending::Send(Outgoing::Run(q)));
     // A resource new to the catalog is created with its first label (no
     // lookup); one with a second type gets that label as any other.
     let mut uncreated: HashSet<&str> = new_typed.iter().map(String::as_str).collect();
@@ -426,15 +426,15 @@ fn difference_queries<'a>(
             queries.extend(
                 label_query(Q_LABEL_NEW, label, None, new)
                     .into_iter()
-                    .map(|(q, n)| Pending::Create(q, n)),
+                    .map(|(q, n)| Pending::Send(Outgoing::Create(q, n))),
             );
             queries.extend(ready(label_query(Q_LABEL, label, None, known)));
         }
     }
     if !stale.is_empty() {
-        queries.push(Pending::Forget(
+        queries.push(Pending::Send(Outgoing::Forget(
             stale.into_iter().map(str::to_string).collect(),
-        ));
+        )));
     }
     queries.extend(subject_queries(removed, added, &created));
     for (class, label) in LABELS {
@@ -457,9 +457,9 @@ fn difference_queries<'a>(
         .into_iter()
         .collect();
     for chunk in ends.chunks(BATCH) {
-        queries.push(Pending::Ready(
+        queries.push(Pending::Send(Outgoing::Run(
             neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()),
-        ));
+        )));
     }
     queries
 }
