@@ -119,6 +119,16 @@ impl<'a> Channels<'a> {
         self.upper_of(self.parts(idx, mode, cfg, false))
     }
 
+    /// At most what [`Self::bounds`] gives a tool the request does not
+    /// name as its highest, from its cosine's bounds (approximated first:
+    /// [`Self::approximate`]) and [`GraphScores::upper`]: no run left out
+    /// of the graph walk is replayed for it.
+    pub fn upper_known(&self, idx: usize, mode: Mode, cfg: &RankConfig) -> f32 {
+        let (lo, hi) = self.dense.as_ref().map_or((0.0, 0.0), |d| d.bounds(idx));
+        let parts = self.parts_of(self.graph.upper(idx), self.lexical(idx), mode, cfg, false);
+        parts.fused(lo).max(parts.fused(hi))
+    }
+
     /// The tools this text scores beyond their cosine, outside `core`,
     /// whose [`Self::upper_outside_shortlist`] less `discount` reaches
     /// `floor`, added to `out` (the same test, tool by tool, but the graph

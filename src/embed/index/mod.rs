@@ -49,6 +49,10 @@ pub struct VectorIndex {
     /// Per row, [`Self::words`] words: bit `j % 64` of word `j / 64` is
     /// set when dimension `j` of the row as rotated is positive.
     signs: Vec<u64>,
+    /// The sign words of every `signs::SAMPLE_EVERY`-th row again,
+    /// contiguous: what the sign pass sums first to find its threshold
+    /// (read in place, those rows cost a cache miss each).
+    sampled: Vec<u64>,
     /// What rows and queries go through before their signs are taken.
     rotation: Rotation,
 }
@@ -136,6 +140,7 @@ impl VectorIndex {
             scales: Vec::with_capacity(rows),
             max_residual: 0.0,
             signs: Vec::with_capacity(rows.saturating_mul(words)),
+            sampled: Vec::with_capacity((rows / signs::SAMPLE_EVERY + 1).saturating_mul(words)),
             rotation: Rotation::new(dim),
         }
     }
@@ -189,6 +194,9 @@ impl VectorIndex {
         self.codes.extend_from_slice(codes);
         self.scales.push(scale);
         self.signs.extend_from_slice(signs);
+        if (row as usize).is_multiple_of(signs::SAMPLE_EVERY) {
+            self.sampled.extend_from_slice(signs);
+        }
         let ids = &self.ids;
         self.rows.insert_unique(id_hash(id), row, |&r| {
             id_hash(ids.get(r as usize).unwrap_or_default())

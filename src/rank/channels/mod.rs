@@ -152,6 +152,8 @@ struct Deferred<'a> {
     /// No tool's score is higher than the walk's score for it (0 when the
     /// walk did not reach it) plus this; see [`GraphScores::unlisted`].
     bound: f32,
+    /// The sum `bound` is of (see [`Reached::more`]).
+    left_out: f32,
     /// A run left out performs a stated verb.
     stated: bool,
     scope: Scope,
@@ -289,6 +291,28 @@ impl<'a> GraphScores<'a> {
         slot.graph.reached.then_some(Done {
             graph: slot.graph,
             evidence: Some(evidence),
+        })
+    }
+
+    /// At most tool `idx`'s score and whether a path of it may perform a
+    /// stated verb, without replaying the runs left out (what
+    /// [`Self::scored`] says of a listed tool, [`Self::unlisted`] of
+    /// another); its exact score once worked out. `None`: no path reaches
+    /// it.
+    pub fn upper(&self, idx: usize) -> Option<(f32, bool)> {
+        let walked = self.slot(idx).filter(|s| s.graph.reached);
+        let Some(d) = &self.deferred else {
+            return walked.map(|s| (s.graph.score, s.graph.stated_verb));
+        };
+        if let Some(done) = d.done.borrow().get(&idx) {
+            return done.as_ref().map(|x| (x.graph.score, x.graph.stated_verb));
+        }
+        Some(match walked {
+            Some(s) => (
+                s.graph.score + walk::up((d.left_out - s.covered).max(0.0), d.total),
+                s.graph.stated_verb || d.stated,
+            ),
+            None => (d.bound, d.stated),
         })
     }
 

@@ -170,12 +170,23 @@ fn compare(
                         assert!(more <= unlisted, "{text} {idx}");
                         assert!(score >= 0.0 && e.score <= score + more, "{text} {idx}");
                         assert!(!e.stated_verb || listed_verb || stated, "{text} {idx}");
+                        // Fusion's bound without a replay says the same.
+                        let upper = got.upper(idx).expect("a bound");
+                        assert_eq!(upper.0.to_bits(), (score + more).to_bits(), "{text} {idx}");
+                        assert_eq!(upper.1, listed_verb || stated, "{text} {idx}");
                     }
                 }
             }
             for (&idx, e) in &want {
                 let g = got.get(idx).expect("reached");
                 assert_eq!(g.score.to_bits(), e.score.to_bits(), "{text} {idx}");
+                // Once worked out, the bound is the score.
+                let upper = got.upper(idx).map(|(s, v)| (s.to_bits(), v));
+                assert_eq!(
+                    upper,
+                    Some((e.score.to_bits(), e.stated_verb)),
+                    "{text} {idx}"
+                );
                 assert_eq!(g.stated_verb, e.stated_verb, "{text} {idx}");
                 assert_eq!(got.matched(idx), e.matched, "{text} {idx}");
                 let paths: Vec<_> = got

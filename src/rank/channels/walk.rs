@@ -148,6 +148,7 @@ impl<'a> GraphScores<'a> {
             groups,
             total,
             bound: up(left_out, total),
+            left_out,
             stated,
             scope: scope.clone(),
             catalog,

@@ -118,10 +118,20 @@ impl Candidates<'_> {
         } else {
             reaching = tested();
         }
-        // Their cosines' approximations, worked out together.
+        // Their cosines' approximations, worked out together; then only
+        // those whose bounds can still reach `first` with them (the lists
+        // bound each cosine by the best outside the shortlist) get their
+        // bounds, which replay the graph runs a walk left out.
         for (ch, _) in texts {
             ch.approximate(&reaching);
         }
+        reaching.retain(|&i| {
+            texts
+                .iter()
+                .map(|&(ch, d)| ch.upper_known(i, how.0, how.1) - d)
+                .fold(f32::NEG_INFINITY, f32::max)
+                >= first
+        });
         bounds.extend(reaching.into_iter().map(|i| {
             let (lo, hi) = bound(i);
             (i, lo, hi)
