@@ -42,18 +42,8 @@ impl VectorIndex {
             return Vec::new();
         }
         let sampled = self.len() >= 2 * PAR_ROWS && self.len() / SAMPLE_EVERY >= keep;
-        let t = std::time::Instant::now();
-        let th = if sampled {
-            self.sampled_threshold(query, keep, accept.as_ref())
-        } else {
-            None
-        };
-        let t1 = t.elapsed();
-        if sampled && let Some(threshold) = th {
+        if sampled && let Some(threshold) = self.sampled_threshold(query, keep, accept.as_ref()) {
             let mut reached = self.reaching(query, threshold, accept.as_ref());
-            if std::env::var("PROBE").is_ok() {
-                eprintln!("threshold {:?} reaching {:?}", t1, t.elapsed() - t1);
-            }
             if reached.len() >= keep {
                 reached.select_nth_unstable_by(keep - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
                 reached.truncate(keep);

@@ -309,7 +309,7 @@ impl<'a> GraphScores<'a> {
         }
         Some(match walked {
             Some(s) => (
-                s.graph.score + walk::up((d.left_out - s.covered).max(0.0), d.total),
+                s.graph.score + walk::more(d.left_out, s.covered, d.total),
                 s.graph.stated_verb || d.stated,
             ),
             None => (d.bound, d.stated),
@@ -591,7 +591,7 @@ pub(crate) fn graph_scores<'a>(
                     tool: s.tool,
                     score: s.graph.score,
                     stated_verb: s.graph.stated_verb,
-                    more: left_out.map_or(0.0, |sum| walk::up((sum - s.covered).max(0.0), total)),
+                    more: left_out.map_or(0.0, |sum| walk::more(sum, s.covered, total)),
                 }),
         );
         out.reached = reached;

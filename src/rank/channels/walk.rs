@@ -6,6 +6,12 @@ use super::*;
 
 /// `sum / total` rounded up a little: a bound that the exact scores, added
 /// up in another order, cannot exceed by a rounding.
+/// What the runs left out (`left_out`, their sum) may add to a tool's
+/// score when its own paths already cover `covered` of them.
+pub(super) fn more(left_out: f32, covered: f32, total: f32) -> f32 {
+    up((left_out - covered).max(0.0), total)
+}
+
 pub(super) fn up(sum: f32, total: f32) -> f32 {
     let share = if total > 0.0 { sum / total } else { sum };
     share * (1.0 + 1e-4) + 1e-6
