@@ -761,7 +761,62 @@ fn the_server_holds_a_property_graph_that_mirrors_the_ontology() {
 }
 
 #[test]
-fn literal_nodes_an_earlier_version_wrote_become_properties_at_connect() {
+fn a_type_is_a_label_and_a_property_entry_while_a_source_gives_it() {
+    let db = BoltServer::get().database("types");
+    let store = Neo4jStore::connect(&db).unwrap();
+    store.load(&seeds()).unwrap();
+    let tools = store.tools().unwrap();
+    let none = serde_json::json!({});
+    let twice = "urn:toolgraph:test:twice";
+    let iri = serde_json::json!({ "iri": twice });
+    // A type of a labelled class is the label and a property entry, never
+    // a relationship; a label goes only when no source gives the type.
+    let classes = serde_json::json!({ "classes": [toolgraph::vocab::tg::TOOL,
+        toolgraph::vocab::tg::ENTITY, toolgraph::vocab::tg::INSTANCE, toolgraph::vocab::tg::VERB] });
+    let type_links = "MATCH ()-[r:TYPE]->(c:Resource) WHERE c.iri IN $classes RETURN count(r) AS n";
+    assert_eq!(db.cypher_count(type_links, classes), 0);
+    let typed_entry = "MATCH (t:Tool) WHERE '@id' IN t.lit_dt RETURN count(t) AS n";
+    assert_eq!(
+        db.cypher_count(typed_entry, none.clone()),
+        tools.len() as u64
+    );
+    let source = |name: &str, types: &str| Source {
+        name: name.into(),
+        data: SourceData::Turtle(format!(
+            "@prefix tg: <{}> .\n<{twice}> a {types} .",
+            toolgraph::vocab::TG
+        )),
+    };
+    store
+        .load_unchecked(&[
+            source("twice.ttl", "tg:Entity, tg:Instance"),
+            source("again.ttl", "tg:Instance"),
+        ])
+        .unwrap();
+    let labels = |db: &Database| {
+        ["Entity", "Instance"].map(|label| {
+            let q = format!("MATCH (n:{label} {{iri: $iri}}) RETURN count(n) AS n");
+            db.cypher_count(&q, iri.clone())
+        })
+    };
+    let entries = "MATCH (n:Resource {iri: $iri}) RETURN size(n.lit_p) AS n";
+    assert_eq!(labels(&db), [1, 1]);
+    assert_eq!(db.cypher_count(entries, iri.clone()), 3);
+    store.unload(&["again.ttl".to_string()]).unwrap();
+    assert_eq!(labels(&db), [1, 1], "twice.ttl still gives Instance");
+    assert_eq!(db.cypher_count(entries, iri.clone()), 2);
+    store
+        .load_unchecked(&[source("twice.ttl", "tg:Entity")])
+        .unwrap();
+    assert_eq!(labels(&db), [1, 0], "no source gives Instance any more");
+    assert_eq!(db.cypher_count(entries, iri.clone()), 1);
+    store.unload(&["twice.ttl".to_string()]).unwrap();
+    let nodes = "MATCH (n:Resource {iri: $iri}) RETURN count(n) AS n";
+    assert_eq!(db.cypher_count(nodes, iri), 0, "an orphan once untyped");
+}
+
+#[test]
+fn literal_nodes_and_type_links_an_earlier_version_wrote_become_properties_at_connect() {
     let db = BoltServer::get().database("legacy");
     let tool = format!("{}legacy_tool", toolgraph::vocab::TOOL);
     let g = "urn:toolgraph:source:legacy.ttl";
@@ -783,9 +838,11 @@ fn literal_nodes_an_earlier_version_wrote_become_properties_at_connect() {
     let none = serde_json::json!({});
     let count = |q: &str| db.cypher_count(q, none.clone());
     assert_eq!(count("MATCH (n:Literal) RETURN count(n) AS n"), 0);
+    // The type relationship too: the label and a property entry now.
+    assert_eq!(count("MATCH ()-[r:TYPE]->() RETURN count(r) AS n"), 0);
     assert_eq!(
         count(
-            "MATCH (t:Tool {name: 'legacy_tool'}) WHERE size(t.lit_p) = 2 AND t.label = 'outil' RETURN count(t) AS n"
+            "MATCH (t:Tool {name: 'legacy_tool'}) WHERE size(t.lit_p) = 3 AND t.label = 'outil' RETURN count(t) AS n"
         ),
         1
     );

@@ -68,6 +68,7 @@ const Q_CREATE_STATEMENT: &str =
 const Q_LITERALS: &str = include_str!("../../../queries/cypher/literals.cypher");
 const Q_LEGACY_LITERALS: &str =
     include_str!("../../../queries/cypher/delete_legacy_literals.cypher");
+const Q_LEGACY_TYPES: &str = include_str!("../../../queries/cypher/delete_legacy_types.cypher");
 const Q_LABEL: &str = include_str!("../../../queries/cypher/label.cypher");
 const Q_LABEL_NEW: &str = include_str!("../../../queries/cypher/create_labelled.cypher");
 const Q_UNLABEL: &str = include_str!("../../../queries/cypher/unlabel.cypher");
@@ -88,9 +89,10 @@ struct Mirror {
     store: OxigraphStore,
     quads: HashSet<Quad>,
     version: i64,
-    /// Literal statements the last read found as `(:Literal)` nodes (an
-    /// earlier toolgraph's layout), moved into properties at connect.
-    legacy_literals: usize,
+    /// Statements the last read found in an earlier toolgraph's layout
+    /// (literal ones as `(:Literal)` nodes, types of labelled classes as
+    /// `TYPE` relationships), moved into properties at connect.
+    legacy: usize,
 }
 
 /// A [`GraphStore`] on a graph server over Bolt.
@@ -198,7 +200,7 @@ impl Neo4jStore {
                 store: OxigraphStore::memory()?,
                 quads: HashSet::new(),
                 version: -1,
-                legacy_literals: 0,
+                legacy: 0,
             }),
             writer: Mutex::new(()),
             unreported: Mutex::new(Synced::default()),
@@ -216,7 +218,7 @@ impl Neo4jStore {
             }
         }
         store.reload()?;
-        store.move_legacy_literals()?;
+        store.move_legacy_statements()?;
         store.move_legacy_records()?;
         // The first read is where this replica starts, not a change.
         store.sync()?;
@@ -323,9 +325,10 @@ impl Neo4jStore {
             .unwrap_or(0))
     }
 
-    /// Every statement on the server: relationships, then the literal
-    /// statements held as their subjects' properties; and how many literal
-    /// statements were still `(:Literal)` nodes.
+    /// Every statement on the server: relationships, then the statements
+    /// held as their subjects' properties; and how many were still in an
+    /// earlier layout (`(:Literal)` nodes, `TYPE` relationships to a
+    /// labelled class).
     fn statements(&self) -> Result<(Vec<Statement>, usize)> {
         let rows = self.fetch(
             neo4rs::query(&cypher(Q_STATEMENTS)),
@@ -351,6 +354,11 @@ impl Neo4jStore {
             };
             let g = take(&mut r, 3);
             let object = match r[4].take() {
+                // A type an earlier toolgraph wrote as a relationship.
+                Some(o) if p == crate::vocab::RDF_TYPE && codec::labelled(&o) => {
+                    legacy += 1;
+                    Object::Class(o)
+                }
                 Some(o) => Object::Resource(o),
                 // A literal node an earlier toolgraph wrote (moved at connect).
                 None => {
@@ -398,12 +406,17 @@ impl Neo4jStore {
             }
             let [p, g, v, dt, lang] = columns;
             for ((((p, g), value), dt), lang) in p.into_iter().zip(g).zip(v).zip(dt).zip(lang) {
+                let object = if dt == codec::CLASS_DATATYPE {
+                    Object::Class(value)
+                } else {
+                    Object::Literal { value, dt, lang }
+                };
                 out.push(Statement {
                     k: String::new(),
                     s: s.clone(),
                     p,
                     g,
-                    object: Object::Literal { value, dt, lang },
+                    object,
                 });
             }
         }
@@ -429,7 +442,7 @@ impl Neo4jStore {
     fn reload(&self) -> Result<()> {
         for _ in 0..5 {
             let before = self.server_version()?;
-            let (statements, legacy_literals) = self.statements()?;
+            let (statements, legacy) = self.statements()?;
             if self.server_version()? != before {
                 continue;
             }
@@ -449,7 +462,7 @@ impl Neo4jStore {
                 store,
                 quads,
                 version: before,
-                legacy_literals,
+                legacy,
             };
             let mut unreported = self
                 .unreported

@@ -54,11 +54,30 @@ fn statements_round_trip_through_their_server_form() {
             Literal::new_simple_literal("plain"),
             GraphName::DefaultGraph,
         ),
+        // A type of a labelled class is the label and a property entry.
+        Quad::new(
+            s.clone(),
+            NamedNode::new(vocab::RDF_TYPE).unwrap(),
+            NamedNode::new(tg::TOOL).unwrap(),
+            g.clone(),
+        ),
+        // Any other type is a relationship.
+        Quad::new(
+            s.clone(),
+            NamedNode::new(vocab::RDF_TYPE).unwrap(),
+            NamedNode::new("urn:x:Class").unwrap(),
+            g.clone(),
+        ),
     ];
     for q in &quads {
         let st = encode(q).unwrap();
         assert_eq!(&decode(&st).unwrap(), q);
-        if matches!(q.object, Term::Literal(_)) {
+        assert_eq!(
+            held_as_property(q),
+            !matches!(st.object, Object::Resource(_)),
+            "{q}"
+        );
+        if held_as_property(q) {
             // A property of its subject: no key is kept.
             assert!(st.k.is_empty(), "{q}");
         } else {
@@ -217,6 +236,46 @@ fn a_write_goes_by_subject_links_as_relationships_and_literals_as_properties() {
         let clause = with_identifier(Q_CREATE_LINK, "__TYPE__", rel);
         assert!(with_identifier(&clause, "__KEY__", key).contains(&format!("row.{key}")));
     }
+}
+
+/// A type of a labelled class goes with its subject's literal statements:
+/// an entry of the lists (`@id` for a datatype), no relationship, no
+/// readable copy (the label says it); any other type stays a link.
+#[test]
+fn a_type_of_a_labelled_class_is_a_property_entry_not_a_link() {
+    let g = NamedNode::new("urn:g:s").unwrap();
+    let tool = NamedNode::new("urn:t:a").unwrap();
+    let quad = |p: &str, o: Term| Quad::new(tool.clone(), NamedNode::new(p).unwrap(), o, g.clone());
+    let class = |c: &str| Term::from(NamedNode::new(c).unwrap());
+    let quads = [
+        quad(vocab::RDF_TYPE, class(tg::TOOL)),
+        quad(vocab::RDF_TYPE, class("urn:x:Class")),
+        quad(tg::NAME, Literal::new_simple_literal("a").into()),
+    ];
+    let added: Vec<Statement> = quads.iter().map(|q| encode(q).unwrap()).collect();
+    assert_eq!(added[0].object, Object::Class(tg::TOOL.to_string()));
+    let batches = subject_batches(&[], &added, 10);
+    let write = &batches[0][0];
+    assert_eq!(write.links.len(), 1, "only the unlabelled class's type");
+    assert_eq!(write.literals, Some(Default::default()));
+    let now = |_: &str| -> Result<Vec<Statement>> { Ok(vec![added[0].clone(), added[2].clone()]) };
+    let batch = subject_rows(&batches[0], &HashMap::new(), now).unwrap();
+    assert_eq!(batch.lists, [("R_TYPE".to_string(), "TYPE")]);
+    assert_eq!(batch.objects, ["urn:x:Class"]);
+    let props = &row_json(&batch, 0)["props"];
+    assert_eq!(
+        props["lit_p"],
+        serde_json::json!([vocab::RDF_TYPE, tg::NAME])
+    );
+    assert_eq!(props["lit_v"], serde_json::json!([tg::TOOL, "a"]));
+    let string = "http://www.w3.org/2001/XMLSchema#string";
+    assert_eq!(props["lit_dt"], serde_json::json!([CLASS_DATATYPE, string]));
+    assert_eq!(props["lit_lang"], serde_json::json!(["", ""]));
+    assert_eq!(props["name"], "a");
+    assert_eq!(props.get("type"), None, "the label says it");
+    // Losing it rewrites the subject's entries; no readable copy to drop.
+    let batches = subject_batches(&added[..1], &[], 10);
+    assert_eq!(batches[0][0].literals, Some(Default::default()));
 }
 
 /// A batch's row `i` as JSON, by key, for assertions.

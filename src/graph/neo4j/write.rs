@@ -10,14 +10,14 @@
 //! every relationship.)
 
 use super::codec::{
-    LABELS, OTHER_PREDICATE, Object, Statement, SubjectWrite, encode, encode_unkeyed, parse_node,
-    subject_batches, subject_rows,
+    LABELS, OTHER_PREDICATE, Object, Statement, SubjectWrite, encode, encode_unkeyed,
+    held_as_property, parse_node, subject_batches, subject_rows,
 };
 use super::diff::Difference;
 use super::{
     BATCH, Neo4jStore, Q_BUMP, Q_CHECKED, Q_CREATE, Q_CREATE_LINK, Q_CREATE_STATEMENT, Q_DELETE,
-    Q_KNOWN_OBJECTS, Q_LABEL, Q_LABEL_NEW, Q_LEGACY_LITERALS, Q_ORPHANS, Q_SUBJECTS,
-    Q_SUBJECTS_BY_ID, Q_UNLABEL, bolt_err, cypher, with_identifier,
+    Q_KNOWN_OBJECTS, Q_LABEL, Q_LABEL_NEW, Q_LEGACY_LITERALS, Q_LEGACY_TYPES, Q_ORPHANS,
+    Q_SUBJECTS, Q_SUBJECTS_BY_ID, Q_UNLABEL, bolt_err, cypher, with_identifier,
 };
 use crate::error::{Error, Result};
 use crate::graph::oxigraph::OxigraphStore;
@@ -44,26 +44,27 @@ impl Neo4jStore {
             || encoded(&difference.added),
         );
         let (removed, added) = (removed?, added?);
-        let queries = difference_queries(&removed, &added, &difference.new_typed);
+        let queries = difference_queries(&removed, &added, &difference.new_typed, now)?;
         tracing::debug!("bolt: write encoded and batched in {:?}", t.elapsed());
         self.transact(queries, expected, now)
     }
 
-    /// Moves literal statements an earlier toolgraph kept as `(:Literal)`
-    /// nodes (counted by the last read) into their subjects' properties, in
-    /// one write: every subject with a literal statement in the mirror is
-    /// written again, then the nodes go.
-    pub(super) fn move_legacy_literals(&self) -> Result<()> {
+    /// Moves statements an earlier toolgraph held otherwise (counted by the
+    /// last read: literal ones as `(:Literal)` nodes, types of labelled
+    /// classes as `TYPE` relationships) into their subjects' properties, in
+    /// one write: every subject with a property statement in the mirror is
+    /// written again, then the old nodes and relationships go.
+    pub(super) fn move_legacy_statements(&self) -> Result<()> {
         let _writer = self
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut attempt = 0;
         loop {
-            match self.move_legacy_literals_once() {
+            match self.move_legacy_statements_once() {
                 Err(Error::Conflict(why)) if attempt < super::CONFLICT_RETRIES => {
                     attempt += 1;
-                    tracing::info!(attempt, %why, "another replica wrote while literal nodes were moved; again");
+                    tracing::info!(attempt, %why, "another replica wrote while old statements were moved; again");
                     self.catch_up()?;
                 }
                 other => return other,
@@ -71,35 +72,39 @@ impl Neo4jStore {
         }
     }
 
-    fn move_legacy_literals_once(&self) -> Result<()> {
+    fn move_legacy_statements_once(&self) -> Result<()> {
         let mut mirror = self
             .mirror
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if mirror.legacy_literals == 0 {
+        if mirror.legacy == 0 {
             return Ok(());
         }
         tracing::info!(
-            literals = mirror.legacy_literals,
-            "moving literal nodes into their subjects' properties"
+            statements = mirror.legacy,
+            "moving literal nodes and type relationships into their subjects' properties"
         );
-        let literals: Vec<Statement> = mirror
+        let held: Vec<Statement> = mirror
             .quads
             .iter()
-            .filter(|q| matches!(q.object, Term::Literal(_)))
+            .filter(|q| held_as_property(q))
             .map(encode_unkeyed)
             .collect::<Result<_>>()?;
-        let mut queries = vec![Pending::Send(Outgoing::Run(neo4rs::query(&cypher(
-            Q_LEGACY_LITERALS,
-        ))))];
+        let classes: Vec<String> = LABELS.iter().map(|(c, _)| c.to_string()).collect();
+        let mut queries = vec![
+            Pending::Send(Outgoing::Run(neo4rs::query(&cypher(Q_LEGACY_LITERALS)))),
+            Pending::Send(Outgoing::Run(
+                neo4rs::query(&cypher(Q_LEGACY_TYPES)).param("classes", classes),
+            )),
+        ];
         queries.extend(
-            subject_batches(&[], &literals, BATCH)
+            subject_batches(&[], &held, BATCH)
                 .into_iter()
                 .map(Pending::Subjects),
         );
         let version = self.transact(queries, mirror.version, &mirror.store)?;
         mirror.version = version;
-        mirror.legacy_literals = 0;
+        mirror.legacy = 0;
         Ok(())
     }
 
@@ -351,13 +356,46 @@ fn subject_queries<'a>(
     queries
 }
 
-/// A subject's literal statements in the mirror, every graph.
+/// The statements held as a subject's properties in the mirror, every
+/// graph.
 fn literals_of(now: &OxigraphStore, subject: &str) -> Result<Vec<Statement>> {
     now.quads_about(&parse_node(subject)?)?
         .iter()
-        .filter(|q| matches!(q.object, Term::Literal(_)))
+        .filter(|q| held_as_property(q))
         .map(encode_unkeyed)
         .collect()
+}
+
+/// Whether `subject` still has type `class` in the mirror as the write
+/// leaves it (any graph).
+fn still_typed(now: &OxigraphStore, subject: &str, class: &str) -> Result<bool> {
+    Ok(now.quads_about(&parse_node(subject)?)?.iter().any(|q| {
+        q.predicate.as_str() == crate::vocab::RDF_TYPE
+            && matches!(&q.object, Term::NamedNode(c) if c.as_str() == class)
+    }))
+}
+
+/// The subjects of type statements by (class, gained): `true` for those
+/// `added` gives, `false` for those `removed` took.
+fn typed_by_class<'a>(
+    added: &'a [Statement],
+    removed: &'a [Statement],
+) -> BTreeMap<(&'a str, bool), BTreeSet<&'a str>> {
+    let mut typed: BTreeMap<(&str, bool), BTreeSet<&str>> = BTreeMap::new();
+    for (statements, gained) in [(added, true), (removed, false)] {
+        for st in statements
+            .iter()
+            .filter(|st| st.p == crate::vocab::RDF_TYPE)
+        {
+            if let Object::Resource(class) | Object::Class(class) = &st.object {
+                typed
+                    .entry((class.as_str(), gained))
+                    .or_default()
+                    .insert(st.s.as_str());
+            }
+        }
+    }
+    typed
 }
 
 /// The statements of a difference as queries: deletes, the labels of the
@@ -367,9 +405,10 @@ fn difference_queries<'a>(
     removed: &'a [Statement],
     added: &'a [Statement],
     new_typed: &HashSet<String>,
-) -> Vec<Pending<'a>> {
+    now: &OxigraphStore,
+) -> Result<Vec<Pending<'a>>> {
     let mut queries: Vec<Pending<'a>> = Vec::new();
-    // Literal statements are their subject's properties, written again below.
+    // Statements held as properties are written again with their subject.
     let removed_keys: Vec<String> = removed
         .iter()
         .filter(|st| matches!(st.object, Object::Resource(_)))
@@ -383,29 +422,12 @@ fn difference_queries<'a>(
     // Labels change only on resources that gained or lost a type, and
     // only that type's label; a gained one is set before the write's
     // relationships exist (`label.cypher` says why), a lost one after.
-    let mut typed: BTreeMap<(&str, bool), BTreeSet<&str>> = BTreeMap::new();
-    for (statements, gained) in [(added, true), (removed, false)] {
-        for st in statements
-            .iter()
-            .filter(|st| st.p == crate::vocab::RDF_TYPE)
-        {
-            if let Object::Resource(class) = &st.object {
-                typed
-                    .entry((class.as_str(), gained))
-                    .or_default()
-                    .insert(st.s.as_str());
-            }
-        }
-    }
-    let label_query = |text: &str, label: &str, class: Option<&str>, iris: Vec<&str>| {
+    let typed = typed_by_class(added, removed);
+    let label_query = |text: &str, label: &str, iris: Vec<&str>| {
         let iris: Vec<String> = iris.into_iter().map(str::to_string).collect();
         iris.chunks(BATCH)
             .map(|chunk| {
                 let q = neo4rs::query(&with_identifier(text, "__LABEL__", label));
-                let q = match class {
-                    Some(class) => q.param("class", class),
-                    None => q,
-                };
                 (q.param("iris", chunk.to_vec()), chunk.len())
             })
             .collect::<Vec<_>>()
@@ -424,11 +446,11 @@ fn difference_queries<'a>(
             stale.extend(known.iter().filter(|iri| created.remove(**iri)));
             // Created, their node ids returned for the batches.
             queries.extend(
-                label_query(Q_LABEL_NEW, label, None, new)
+                label_query(Q_LABEL_NEW, label, new)
                     .into_iter()
                     .map(|(q, n)| Pending::Send(Outgoing::Create(q, n))),
             );
-            queries.extend(ready(label_query(Q_LABEL, label, None, known)));
+            queries.extend(ready(label_query(Q_LABEL, label, known)));
         }
     }
     if !stale.is_empty() {
@@ -439,8 +461,13 @@ fn difference_queries<'a>(
     queries.extend(subject_queries(removed, added, &created));
     for (class, label) in LABELS {
         if let Some(iris) = typed.get(&(*class, false)) {
-            let iris = iris.iter().copied().collect();
-            queries.extend(ready(label_query(Q_UNLABEL, label, Some(class), iris)));
+            let mut lost = Vec::new();
+            for iri in iris {
+                if !still_typed(now, iri, class)? {
+                    lost.push(*iri);
+                }
+            }
+            queries.extend(ready(label_query(Q_UNLABEL, label, lost)));
         }
     }
     // Orphans can only be among the ends of removed statements.
@@ -449,7 +476,7 @@ fn difference_queries<'a>(
         .flat_map(|st| {
             let object = match &st.object {
                 Object::Resource(o) => Some(o.clone()),
-                Object::Literal { .. } => None,
+                Object::Class(_) | Object::Literal { .. } => None,
             };
             std::iter::once(st.s.clone()).chain(object)
         })
@@ -461,5 +488,5 @@ fn difference_queries<'a>(
             neo4rs::query(&cypher(Q_ORPHANS)).param("iris", chunk.to_vec()),
         )));
     }
-    queries
+    Ok(queries)
 }
