@@ -4,7 +4,7 @@
 //! parallel lists, and a readable copy per listed predicate); node labels
 //! mirroring `rdf:type`. A type statement whose class has a label is the
 //! label and an entry of those lists, not a relationship (the label says
-//! it, as in neosemantics' default): 354k of the 1.98M relationships a
+//! it, as in neosemantics' default): 354k of the 1.63M relationships a
 //! 100k-tool catalog had otherwise.
 
 use crate::error::{Error, Result};
