@@ -217,7 +217,9 @@ impl Neo4jStore {
                 tracing::warn!(error = %e, statement, "the graph server refused a schema statement");
             }
         }
+        let t = std::time::Instant::now();
         store.reload()?;
+        tracing::debug!("bolt: statements read in {:?}", t.elapsed());
         store.move_legacy_statements()?;
         store.move_legacy_records()?;
         // The first read is where this replica starts, not a change.
@@ -549,6 +551,7 @@ impl GraphStore for Neo4jStore {
         model_id: &str,
         wanted: &[(String, String)],
     ) -> Result<Option<Vec<Option<Vec<f32>>>>> {
+        let t = std::time::Instant::now();
         let mut found: HashMap<String, Vec<f32>> = HashMap::new();
         let text = cypher(Q_TOOL_VECTORS);
         for chunk in wanted.chunks(VECTOR_BATCH) {
@@ -582,6 +585,11 @@ impl GraphStore for Neo4jStore {
                 .map_err(|e| bolt_err(&self.server, e))?;
             found.extend(batch);
         }
+        tracing::debug!(
+            "bolt: {} tool vectors read in {:?}",
+            found.len(),
+            t.elapsed()
+        );
         Ok(Some(
             wanted.iter().map(|(iri, _)| found.remove(iri)).collect(),
         ))
