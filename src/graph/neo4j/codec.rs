@@ -441,27 +441,22 @@ pub(super) fn literal_props(
     let mut columns: [Vec<String>; 5] = Default::default();
     for st in &literals {
         let (value, dt, lang) = match &st.object {
-            Object::Literal { value, dt, lang } => (value, dt.as_str(), lang.as_str()),
-            Object::Class(class) => {
-                for (column, v) in columns.iter_mut().zip([&st.p, &st.g, class]) {
-                    column.push(v.clone());
-                }
-                columns[3].push(CLASS_DATATYPE.to_string());
-                columns[4].push(String::new());
-                continue;
-            }
+            Object::Literal { value, dt, lang } => (value.as_str(), dt.as_str(), lang.as_str()),
+            Object::Class(class) => (class.as_str(), CLASS_DATATYPE, ""),
             Object::Resource(_) => continue,
         };
-        for (column, v) in columns.iter_mut().zip([&st.p, &st.g, value]) {
-            column.push(v.clone());
+        for (column, v) in columns
+            .iter_mut()
+            .zip([st.p.as_str(), &st.g, value, dt, lang])
+        {
+            column.push(v.to_string());
         }
-        columns[3].push(dt.to_string());
-        columns[4].push(lang.to_string());
+        // A readable copy of a literal value (a class's label says it).
         let rel = rel_type(&st.p);
-        if rel != OTHER_PREDICATE {
+        if rel != OTHER_PREDICATE && matches!(st.object, Object::Literal { .. }) {
             props
                 .entry(rel.to_ascii_lowercase())
-                .or_insert_with(|| BoltType::from(value.as_str()));
+                .or_insert_with(|| BoltType::from(value));
         }
     }
     for rel in dropped.iter().filter(|r| **r != OTHER_PREDICATE) {
