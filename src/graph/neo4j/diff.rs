@@ -56,11 +56,12 @@ pub(super) fn in_graphs(
 
 /// The difference between every quad the server held (`held`) and every
 /// quad of `now` (a change of any graph); no resource is taken as new.
-pub(super) fn whole(now: &OxigraphStore, held: &HashSet<Quad>) -> Result<Difference> {
+pub(super) fn whole(now: &OxigraphStore, held: Vec<Quad>) -> Result<Difference> {
     let now: HashSet<Quad> = now.all_quads()?.into_iter().collect();
+    let held: HashSet<Quad> = held.into_iter().collect();
     Ok(Difference {
         removed: held.difference(&now).cloned().collect(),
-        added: now.difference(held).cloned().collect(),
+        added: now.difference(&held).cloned().collect(),
         new_typed: HashSet::new(),
     })
 }

@@ -37,6 +37,7 @@
 mod codec;
 mod diff;
 mod mutate;
+mod read;
 mod records;
 #[cfg(test)]
 mod tests;
@@ -46,7 +47,6 @@ use super::oxigraph::{OxigraphStore, STATE_GRAPH};
 use super::{Change, GraphServer, GraphStore, LoadReport, OntologyFacts, Sparql, Synced, ToolLink};
 use crate::error::{Error, Result};
 use crate::model::{LexEntry, PolicyFact, Tool, Violation};
-use codec::{Object, Statement, decode};
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query};
 use oxigraph::model::{GraphName, Quad};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -87,7 +87,6 @@ const CONFLICT_RETRIES: u32 = 8;
 /// The server's statements as this replica last read or wrote them.
 struct Mirror {
     store: OxigraphStore,
-    quads: HashSet<Quad>,
     version: i64,
     /// Statements the last read found in an earlier toolgraph's layout
     /// (literal ones as `(:Literal)` nodes, types of labelled classes as
@@ -198,7 +197,6 @@ impl Neo4jStore {
             server: server.clone(),
             mirror: RwLock::new(Mirror {
                 store: OxigraphStore::memory()?,
-                quads: HashSet::new(),
                 version: -1,
                 legacy: 0,
             }),
@@ -327,104 +325,6 @@ impl Neo4jStore {
             .unwrap_or(0))
     }
 
-    /// Every statement on the server: relationships, then the statements
-    /// held as their subjects' properties; and how many were still in an
-    /// earlier layout (`(:Literal)` nodes, `TYPE` relationships to a
-    /// labelled class).
-    fn statements(&self) -> Result<(Vec<Statement>, usize)> {
-        let rows = self.fetch(
-            neo4rs::query(&cypher(Q_STATEMENTS)),
-            &["s", "p", "t", "g", "o", "v", "dt", "lang"],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        let mut legacy = 0;
-        for mut r in rows {
-            let take = |r: &mut Vec<Option<String>>, i: usize| r[i].take().unwrap_or_default();
-            let s = take(&mut r, 0);
-            // A listed type names its predicate (`p` kept only on a
-            // STATEMENT, and by toolgraph before 2026-12).
-            let p = match r[1].take() {
-                Some(p) => p,
-                None => {
-                    let t = take(&mut r, 2);
-                    codec::predicate_of(&t).map(str::to_string).ok_or_else(|| {
-                        Error::store_msg(format!(
-                            "a `{t}` relationship from `{s}` on the graph server has no predicate `p`"
-                        ))
-                    })?
-                }
-            };
-            let g = take(&mut r, 3);
-            let object = match r[4].take() {
-                // A type an earlier toolgraph wrote as a relationship.
-                Some(o) if p == crate::vocab::RDF_TYPE && codec::labelled(&o) => {
-                    legacy += 1;
-                    Object::Class(o)
-                }
-                Some(o) => Object::Resource(o),
-                // A literal node an earlier toolgraph wrote (moved at connect).
-                None => {
-                    legacy += 1;
-                    Object::Literal {
-                        value: take(&mut r, 5),
-                        dt: take(&mut r, 6),
-                        lang: take(&mut r, 7),
-                    }
-                }
-            };
-            out.push(Statement {
-                k: String::new(),
-                s,
-                p,
-                g,
-                object,
-            });
-        }
-        let server = &self.server;
-        let literals = self.block(async {
-            let mut stream = self
-                .graph
-                .execute(neo4rs::query(&cypher(Q_LITERALS)))
-                .await?;
-            let mut found = Vec::new();
-            while let Some(row) = stream.next().await? {
-                let get = |c: &str| {
-                    row.get::<Vec<String>>(c)
-                        .map_err(neo4rs::Error::DeserializationError)
-                };
-                let s: String = row.get("s").map_err(neo4rs::Error::DeserializationError)?;
-                let columns: [Vec<String>; 5] =
-                    [get("p")?, get("g")?, get("v")?, get("dt")?, get("lang")?];
-                found.push((s, columns));
-            }
-            Ok::<_, neo4rs::Error>(found)
-        });
-        for (s, columns) in literals.map_err(|e| bolt_err(server, e))? {
-            let n = columns[0].len();
-            if columns.iter().any(|c| c.len() != n) {
-                return Err(Error::store_msg(format!(
-                    "the graph server's literal lists of `{s}` differ in length"
-                )));
-            }
-            let [p, g, v, dt, lang] = columns;
-            for ((((p, g), value), dt), lang) in p.into_iter().zip(g).zip(v).zip(dt).zip(lang) {
-                let object = if dt == codec::CLASS_DATATYPE {
-                    Object::Class(value)
-                } else {
-                    Object::Literal { value, dt, lang }
-                };
-                out.push(Statement {
-                    k: String::new(),
-                    s: s.clone(),
-                    p,
-                    g,
-                    object,
-                });
-            }
-        }
-        Ok((out, legacy))
-    }
-
     /// Re-reads the server when its version moved, noting what changed
     /// for the next [`GraphStore::sync`].
     fn catch_up(&self) -> Result<()> {
@@ -437,46 +337,6 @@ impl Neo4jStore {
             self.reload()?;
         }
         Ok(())
-    }
-
-    /// Rebuilds the mirror from the server (a consistent read: retried when
-    /// the version moved while reading) and notes what differs from before.
-    fn reload(&self) -> Result<()> {
-        for _ in 0..5 {
-            let before = self.server_version()?;
-            let (statements, legacy) = self.statements()?;
-            if self.server_version()? != before {
-                continue;
-            }
-            let quads: HashSet<Quad> = statements.iter().map(decode).collect::<Result<_>>()?;
-            let store = OxigraphStore::from_quads(quads.iter().cloned())?;
-            let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
-            let mut synced = Synced::default();
-            for q in mirror.quads.symmetric_difference(&quads) {
-                // Statements in the state graph are an earlier toolgraph's
-                // records, on their way to record nodes.
-                let record =
-                    matches!(&q.graph_name, GraphName::NamedNode(g) if g.as_str() == STATE_GRAPH);
-                synced.records |= record;
-                synced.catalog |= !record;
-            }
-            *mirror = Mirror {
-                store,
-                quads,
-                version: before,
-                legacy,
-            };
-            let mut unreported = self
-                .unreported
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            unreported.catalog |= synced.catalog;
-            unreported.records |= synced.records;
-            return Ok(());
-        }
-        Err(Error::Conflict(
-            "the graph server's catalog kept changing while it was read; try again".into(),
-        ))
     }
 
     fn read<T>(&self, f: impl FnOnce(&OxigraphStore) -> Result<T>) -> Result<T> {

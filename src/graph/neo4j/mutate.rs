@@ -45,16 +45,21 @@ impl Neo4jStore {
     ) -> Result<T> {
         self.catch_up()?;
         let mut mirror = self.mirror.write().unwrap_or_else(PoisonError::into_inner);
-        let before: Option<Vec<Quad>> = graphs.map(|g| mirror.store.quads_in(g)).transpose()?;
+        // What the server holds of what the change can touch (the mirror is
+        // the server as of `version` until the change is applied).
+        let before: Vec<Quad> = match graphs {
+            Some(g) => mirror.store.quads_in(g)?,
+            None => mirror.store.all_quads()?,
+        };
         // A refused change rolls itself back in the mirror (one oxigraph
         // transaction) and never reaches the server.
         let t = std::time::Instant::now();
         let out = f(&mirror.store)?;
         tracing::debug!("bolt: mirror written in {:?}", t.elapsed());
         let t = std::time::Instant::now();
-        let difference = match (graphs, before) {
-            (Some(g), Some(before)) => diff::in_graphs(&mirror.store, g, before)?,
-            _ => diff::whole(&mirror.store, &mirror.quads)?,
+        let difference = match graphs {
+            Some(g) => diff::in_graphs(&mirror.store, g, before)?,
+            None => diff::whole(&mirror.store, before)?,
         };
         tracing::debug!(
             "bolt: difference of {} removed, {} added ({} new typed resources) in {:?}",
@@ -71,10 +76,6 @@ impl Neo4jStore {
         tracing::debug!("bolt: server written in {:?}", t.elapsed());
         match written {
             Ok(version) => {
-                for q in &difference.removed {
-                    mirror.quads.remove(q);
-                }
-                mirror.quads.extend(difference.added);
                 mirror.version = version;
                 Ok(out)
             }

@@ -390,3 +390,135 @@ fn created_resources_are_named_by_their_node_ids() {
     assert_eq!(batch.known, Vec::<i64>::new());
     assert_eq!(batch.objects, ["urn:v:book", "urn:t:a/p"]);
 }
+
+#[test]
+fn a_relationship_row_reads_as_its_statement_in_any_layout() {
+    let row = |cells: [&str; 8]| cells.map(|c| (!c.is_empty()).then(|| c.to_string()));
+    let tool = "https://toolgraph.dev/tool/a";
+    let g = "urn:toolgraph:source:seeds/x.ttl";
+    // A listed predicate named by the relationship's type alone.
+    let verb = "https://toolgraph.dev/verb/book";
+    let (st, legacy) =
+        read::relationship(row([tool, "", "PERFORMS", g, verb, "", "", ""])).unwrap();
+    assert_eq!(
+        (st.p.as_str(), st.g.as_str(), legacy),
+        (tg::PERFORMS, g, false)
+    );
+    assert!(matches!(&st.object, Object::Resource(o) if o == verb));
+    // A predicate outside the list keeps its IRI in `p`.
+    let other = "https://example.org/seeAlso";
+    let (st, _) = read::relationship(row([tool, other, "STATEMENT", g, verb, "", "", ""])).unwrap();
+    assert_eq!(st.p, other);
+    // Earlier layouts: a type of a labelled class as a relationship, and a
+    // literal node; both counted for the move at connect.
+    let class = tg::TOOL.to_string();
+    let (st, legacy) = read::relationship(row([
+        tool,
+        vocab::RDF_TYPE,
+        "STATEMENT",
+        g,
+        &class,
+        "",
+        "",
+        "",
+    ]))
+    .unwrap();
+    assert!(legacy && matches!(&st.object, Object::Class(c) if *c == class));
+    let (st, legacy) = read::relationship(row([
+        tool,
+        tg::DESCRIPTION,
+        "STATEMENT",
+        g,
+        "",
+        "Books",
+        "",
+        "en",
+    ]))
+    .unwrap();
+    assert!(legacy);
+    assert!(
+        matches!(&st.object, Object::Literal { value, lang, .. } if value == "Books" && lang == "en")
+    );
+    // No predicate at all is named as an error.
+    let err = read::relationship(row([tool, "", "WHATEVER", g, verb, "", "", ""])).unwrap_err();
+    assert!(err.to_string().contains("no predicate"), "{err}");
+}
+
+#[test]
+fn a_subjects_property_lists_read_as_its_statements_or_are_refused() {
+    let s = "https://toolgraph.dev/tool/a".to_string();
+    let g = "urn:toolgraph:source:seeds/x.ttl".to_string();
+    let lists = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let class = tg::TOOL.to_string();
+    let columns = [
+        lists(&[tg::NAME, vocab::RDF_TYPE]),
+        vec![g.clone(), g.clone()],
+        lists(&["book_flight", &class]),
+        lists(&["", CLASS_DATATYPE]),
+        lists(&["", ""]),
+    ];
+    let read = read::held_as_properties(s.clone(), columns).unwrap();
+    assert_eq!(read.len(), 2);
+    assert!(matches!(&read[0].object, Object::Literal { value, .. } if value == "book_flight"));
+    assert!(matches!(&read[1].object, Object::Class(c) if *c == class));
+    assert!(read.iter().all(|st| st.s == s && st.g == g));
+    let uneven = [
+        lists(&[tg::NAME]),
+        vec![],
+        lists(&["x"]),
+        lists(&[""]),
+        lists(&[""]),
+    ];
+    let err = read::held_as_properties(s, uneven).unwrap_err();
+    assert!(err.to_string().contains("differ in length"), "{err}");
+}
+
+#[test]
+fn a_mirror_built_from_chunks_stops_at_the_first_error_and_tells_changes_apart() {
+    let g = NamedNode::new("urn:toolgraph:source:seeds/x.ttl").unwrap();
+    let state = NamedNode::new_unchecked(crate::graph::oxigraph::STATE_GRAPH);
+    let quad = |s: &str, graph: &NamedNode| {
+        Quad::new(
+            NamedNode::new(format!("https://toolgraph.dev/tool/{s}")).unwrap(),
+            NamedNode::new(tg::NAME).unwrap(),
+            Literal::new_simple_literal(s),
+            graph.clone(),
+        )
+    };
+    let build =
+        |chunks: Vec<Vec<Quad>>| OxigraphStore::from_chunks(chunks.into_iter().map(Ok)).unwrap();
+    let empty = OxigraphStore::memory().unwrap();
+    let a = build(vec![
+        vec![quad("a", &g)],
+        vec![quad("b", &g), quad("r", &state)],
+    ]);
+    assert_eq!(GraphStore::len(&a).unwrap(), 3);
+    // First read: what is there is new, told apart by graph.
+    assert_eq!(a.differs_from(&empty, &state).unwrap(), (true, true));
+    let only_catalog = build(vec![vec![quad("a", &g)]]);
+    assert_eq!(
+        only_catalog.differs_from(&empty, &state).unwrap(),
+        (true, false)
+    );
+    // The same quads in other chunks: nothing changed.
+    let same = build(vec![
+        vec![quad("r", &state), quad("b", &g)],
+        vec![quad("a", &g)],
+    ]);
+    assert_eq!(same.differs_from(&a, &state).unwrap(), (false, false));
+    // As many quads, one of them another: a catalog change only.
+    let swapped = build(vec![vec![quad("a", &g), quad("c", &g), quad("r", &state)]]);
+    assert_eq!(swapped.differs_from(&a, &state).unwrap(), (true, false));
+    // A record gone: a records change only.
+    let fewer = build(vec![vec![quad("a", &g), quad("b", &g)]]);
+    assert_eq!(fewer.differs_from(&a, &state).unwrap(), (false, true));
+    assert_eq!(empty.differs_from(&a, &state).unwrap(), (true, true));
+    // A chunk that failed stops the build with its error.
+    let chunks = vec![
+        Ok(vec![quad("a", &g)]),
+        Err(Error::store_msg("a chunk refused")),
+        Ok(vec![quad("b", &g)]),
+    ];
+    let err = OxigraphStore::from_chunks(chunks).unwrap_err();
+    assert!(err.to_string().contains("a chunk refused"), "{err}");
+}

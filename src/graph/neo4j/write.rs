@@ -85,7 +85,8 @@ impl Neo4jStore {
             "moving literal nodes and type relationships into their subjects' properties"
         );
         let held: Vec<Statement> = mirror
-            .quads
+            .store
+            .all_quads()?
             .iter()
             .filter(|q| held_as_property(q))
             .map(encode_unkeyed)

@@ -74,4 +74,48 @@ impl OxigraphStore {
         }
         Ok(true)
     }
+
+    /// Whether this store holds other quads than `before`, told apart for
+    /// the quads of graph `apart` and for all others: `(others, apart)`.
+    /// Both are sets, so equal sizes and every quad of `before` held here
+    /// mean the same quads.
+    pub(crate) fn differs_from(
+        &self,
+        before: &OxigraphStore,
+        apart: &NamedNode,
+    ) -> Result<(bool, bool)> {
+        let in_apart = |s: &OxigraphStore| {
+            s.store
+                .quads_for_pattern(None, None, None, Some(apart.as_ref().into()))
+                .count()
+        };
+        let (now_apart, before_apart) = (in_apart(self), in_apart(before));
+        if before.store.is_empty().map_err(store_err)? {
+            // A replica's first read: whatever is here is new.
+            let others = self.store.iter().any(|q| {
+                q.is_ok_and(|q| !matches!(&q.graph_name, GraphName::NamedNode(g) if g == apart))
+            });
+            return Ok((others, now_apart > 0));
+        }
+        let now_others = self.store.len().map_err(store_err)? - now_apart;
+        let before_others = before.store.len().map_err(store_err)? - before_apart;
+        let mut others = now_others != before_others;
+        let mut apart_changed = now_apart != before_apart;
+        for q in before.store.iter() {
+            if others && apart_changed {
+                break;
+            }
+            let q = q.map_err(store_err)?;
+            let is_apart = matches!(&q.graph_name, GraphName::NamedNode(g) if g == apart);
+            let known = if is_apart { apart_changed } else { others };
+            if !known && !self.store.contains(&q).map_err(store_err)? {
+                *(if is_apart {
+                    &mut apart_changed
+                } else {
+                    &mut others
+                }) = true;
+            }
+        }
+        Ok((others, apart_changed))
+    }
 }

@@ -155,12 +155,16 @@ impl OxigraphStore {
             .map_err(store_err)
     }
 
-    /// An in-memory store holding exactly these quads (no validation: they
-    /// come from a store that validated them).
+    /// An in-memory store holding the quads of these chunks, each inserted
+    /// as it comes, in one transaction; the first error stops it.
     #[cfg(feature = "neo4j")]
-    pub(crate) fn from_quads(quads: impl IntoIterator<Item = Quad>) -> Result<Self> {
+    pub(crate) fn from_chunks(chunks: impl IntoIterator<Item = Result<Vec<Quad>>>) -> Result<Self> {
         let store = Store::new().map_err(store_err)?;
-        store.extend(quads).map_err(store_err)?;
+        let mut transaction = store.start_transaction().map_err(store_err)?;
+        for chunk in chunks {
+            transaction.extend(chunk?.iter());
+        }
+        transaction.commit().map_err(store_err)?;
         Ok(Self::over(store))
     }
 
