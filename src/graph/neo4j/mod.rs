@@ -80,6 +80,8 @@ const Q_PUT_TOOL_VECTORS: &str = include_str!("../../../queries/cypher/put_tool_
 const BATCH: usize = 2_000;
 /// Tool vectors per `UNWIND` batch (384 floats each).
 const VECTOR_BATCH: usize = 500;
+/// Tool-vector batches read at once (`tool_vectors`), one connection each.
+const VECTOR_LANES: usize = 2;
 /// How often a change is applied again after another replica's write got
 /// in first.
 const CONFLICT_RETRIES: u32 = 8;
@@ -412,25 +414,28 @@ impl GraphStore for Neo4jStore {
         wanted: &[(String, String)],
     ) -> Result<Option<Vec<Option<Vec<f32>>>>> {
         let t = std::time::Instant::now();
-        let mut found: HashMap<String, Vec<f32>> = HashMap::new();
         let text = cypher(Q_TOOL_VECTORS);
-        for chunk in wanted.chunks(VECTOR_BATCH) {
-            let rows: Vec<HashMap<String, BoltType>> = chunk
-                .iter()
-                .map(|(iri, hash)| {
-                    HashMap::from([
-                        ("iri".to_string(), BoltType::from(iri.as_str())),
-                        ("hash".to_string(), BoltType::from(hash.as_str())),
-                    ])
-                })
-                .collect();
-            let q = neo4rs::query(&text)
-                .param("rows", rows)
-                .param("model", model_id);
-            let batch = self
-                .block(async {
+        let chunks: Vec<&[(String, String)]> = wanted.chunks(VECTOR_BATCH).collect();
+        // Batches on two pooled connections at once: the server looks one
+        // up while the driver parses the other's floats.
+        let lane = |first: usize| {
+            let (chunks, text) = (&chunks, &text);
+            async move {
+                let mut out: Vec<(String, Vec<f32>)> = Vec::new();
+                for chunk in chunks.iter().skip(first).step_by(VECTOR_LANES) {
+                    let rows: Vec<HashMap<String, BoltType>> = chunk
+                        .iter()
+                        .map(|(iri, hash)| {
+                            HashMap::from([
+                                ("iri".to_string(), BoltType::from(iri.as_str())),
+                                ("hash".to_string(), BoltType::from(hash.as_str())),
+                            ])
+                        })
+                        .collect();
+                    let q = neo4rs::query(text)
+                        .param("rows", rows)
+                        .param("model", model_id);
                     let mut stream = self.graph.execute(q).await?;
-                    let mut out = Vec::new();
                     while let Some(row) = stream.next().await? {
                         let iri: String = row
                             .get("iri")
@@ -440,11 +445,14 @@ impl GraphStore for Neo4jStore {
                             .map_err(neo4rs::Error::DeserializationError)?;
                         out.push((iri, v.into_iter().map(|x| x as f32).collect()));
                     }
-                    Ok::<_, neo4rs::Error>(out)
-                })
-                .map_err(|e| bolt_err(&self.server, e))?;
-            found.extend(batch);
-        }
+                }
+                Ok::<_, neo4rs::Error>(out)
+            }
+        };
+        let (a, b) = self
+            .block(async { tokio::try_join!(lane(0), lane(1)) })
+            .map_err(|e| bolt_err(&self.server, e))?;
+        let mut found: HashMap<String, Vec<f32>> = a.into_iter().chain(b).collect();
         tracing::debug!(
             "bolt: {} tool vectors read in {:?}",
             found.len(),
