@@ -80,8 +80,6 @@ const Q_PUT_TOOL_VECTORS: &str = include_str!("../../../queries/cypher/put_tool_
 const BATCH: usize = 2_000;
 /// Tool vectors per `UNWIND` batch (384 floats each).
 const VECTOR_BATCH: usize = 500;
-/// Tool-vector batches read at once (`tool_vectors`), one connection each.
-const VECTOR_LANES: usize = 2;
 /// How often a change is applied again after another replica's write got
 /// in first.
 const CONFLICT_RETRIES: u32 = 8;
@@ -416,13 +414,14 @@ impl GraphStore for Neo4jStore {
         let t = std::time::Instant::now();
         let text = cypher(Q_TOOL_VECTORS);
         let chunks: Vec<&[(String, String)]> = wanted.chunks(VECTOR_BATCH).collect();
-        // Batches on two pooled connections at once: the server looks one
-        // up while the driver parses the other's floats.
+        // Batches on two pooled connections at once (the even ones and the
+        // odd ones): the server looks one up while the driver parses the
+        // other's floats.
         let lane = |first: usize| {
             let (chunks, text) = (&chunks, &text);
             async move {
                 let mut out: Vec<(String, Vec<f32>)> = Vec::new();
-                for chunk in chunks.iter().skip(first).step_by(VECTOR_LANES) {
+                for chunk in chunks.iter().skip(first).step_by(2) {
                     let rows: Vec<HashMap<String, BoltType>> = chunk
                         .iter()
                         .map(|(iri, hash)| {
