@@ -413,15 +413,14 @@ impl GraphStore for Neo4jStore {
     ) -> Result<Option<Vec<Option<Vec<f32>>>>> {
         let t = std::time::Instant::now();
         let text = cypher(Q_TOOL_VECTORS);
-        let chunks: Vec<&[(String, String)]> = wanted.chunks(VECTOR_BATCH).collect();
         // Batches on two pooled connections at once (the even ones and the
         // odd ones): the server looks one up while the driver parses the
         // other's floats.
         let lane = |first: usize| {
-            let (chunks, text) = (&chunks, &text);
+            let text = &text;
             async move {
                 let mut out: Vec<(String, Vec<f32>)> = Vec::new();
-                for chunk in chunks.iter().skip(first).step_by(2) {
+                for chunk in wanted.chunks(VECTOR_BATCH).skip(first).step_by(2) {
                     let rows: Vec<HashMap<String, BoltType>> = chunk
                         .iter()
                         .map(|(iri, hash)| {
